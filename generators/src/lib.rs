@@ -1,0 +1,1 @@
+//! Generators of random, valid HLO modules.

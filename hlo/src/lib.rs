@@ -1,0 +1,17 @@
+//! `hlo`: the HLO IR, XLA's text format (parser and printer), the verifier and the
+//! XLA dump-directory reader. Knows nothing of backends or Python.
+
+pub mod ir;
+pub mod literal;
+pub mod opcode;
+pub mod shape;
+pub mod types;
+
+pub use ir::{
+    Attr, CompId, Computation, Constant, ConvDimLabels, InstrId, Instruction, Module, PaddingDim,
+    SliceDim, Window, WindowDim,
+};
+pub use literal::{ArrayLiteral, Literal, LiteralError, Scalar};
+pub use opcode::Opcode;
+pub use shape::{ArrayShape, Layout, Shape};
+pub use types::{PrimitiveType, TypeClass};
