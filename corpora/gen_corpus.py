@@ -222,7 +222,7 @@ def define_programs():
         def body(i, v):
             w = a @ v
             return w / jnp.linalg.norm(w)
-        v = lax.fori_loop(0, 20, body, v)
+        v = lax.fori_loop(jnp.int32(0), jnp.int32(20), body, v)
         return v, v @ a @ v
 
     @program([S((32,))], ["while_loop", "convergence test", "tuple loop state"])
@@ -614,6 +614,39 @@ def write_programs_json(table, dump_files):
         f.write("\n")
 
 
+README = os.path.join(HERE, "README.md")
+TABLE_BEGIN = "<!-- programs:begin (written by gen_corpus.py) -->"
+TABLE_END = "<!-- programs:end -->"
+
+
+def update_readme_table(table, dump_files):
+    """Rewrite the program table between the markers in corpora/README.md."""
+    if not os.path.exists(README):
+        return
+    ids = {}
+    for rel in dump_files:
+        m = re.match(r"module_(\d+)\.(jit_\w+)\.before_optimizations\.txt$", rel)
+        if m:
+            ids[m.group(2)] = m.group(1)
+    rows = ["| # | module | id in `dump/` | covers |", "|---|---|---|---|"]
+    for i, p in enumerate(table, 1):
+        mod = "jit_" + p["name"]
+        extra = []
+        if p["name"] in PASSES_ALL_PROGRAMS:
+            extra.append("**passes_all**")
+        if p["name"] in PASSES_NARROW_PROGRAMS:
+            extra.append("**passes_narrow**")
+        rows.append(f"| {i} | `{mod}` | {ids.get(mod, '-')} | {', '.join(p['features'] + extra)} |")
+    with open(README) as f:
+        text = f.read()
+    a, b = text.find(TABLE_BEGIN), text.find(TABLE_END)
+    if a < 0 or b < a:
+        return
+    text = text[:a + len(TABLE_BEGIN)] + "\n" + "\n".join(rows) + "\n" + text[b:]
+    with open(README, "w") as f:
+        f.write(text)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
@@ -639,6 +672,7 @@ def main():
             files, log_lines = run_config(name, flags, tmp_root)
             if name == "dump":
                 write_programs_json(table, files)
+                update_readme_table(table, files)
             if name == "capped":
                 path = os.path.join(OUT, "capped.log")
                 if log_lines:
