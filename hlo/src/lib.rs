@@ -1,9 +1,11 @@
 //! `hlo`: the HLO IR, XLA's text format (parser and printer), the verifier and the
 //! XLA dump-directory reader. Knows nothing of backends or Python.
 
+pub mod dump;
 pub mod ir;
 pub mod literal;
 pub mod opcode;
+pub mod print;
 pub mod shape;
 pub mod types;
 
