@@ -369,7 +369,11 @@ fn classify_one(path: &str, names: &BTreeMap<u64, String>) -> DumpFile {
         file.module_id = Some(id);
         file.module_name = names.get(&id).cloned();
     }
-    file.kind = classify_by_extension(base);
+    file.kind = match classify_by_extension(base) {
+        // A loose text file that names no module is nothing XLA writes.
+        FileKind::OtherModuleText { .. } if file.module_id.is_none() => FileKind::Unclassified,
+        k => k,
+    };
     file
 }
 
