@@ -5,6 +5,7 @@ pub mod dump;
 pub mod ir;
 pub mod literal;
 pub mod opcode;
+pub mod parse;
 pub mod print;
 pub mod shape;
 pub mod types;

@@ -1,0 +1,932 @@
+//! The HLO text parser: reads everything current XLA prints (`HloModule::ToString`, dump files
+//! before/after optimizations and after each pass) into a [`Module`].
+//!
+//! Grammar, as XLA writes it:
+//! ```text
+//! module      := 'HloModule' NAME (',' ATTR '=' RAW)* tables? computation+
+//! tables      := ('FileNames' | 'FunctionNames' | 'FileLocations' | 'StackFrames') LINE*
+//! computation := 'ENTRY'? NAME ('(' (NAME ':' shape),* ')' '->' shape)? '{' instr* '}' (',' ATTR '=' RAW)*
+//! instr       := 'ROOT'? NAME '=' shape OPCODE '(' operands ')' (',' ATTR '=' value)*
+//! operand     := shape? NAME
+//! ```
+//! Names may carry a `%`. Comments `/* */` and `//` are blanks. Instructions must be defined
+//! before use (as XLA requires); computations may be referenced before they are defined.
+//!
+//! Attribute values are typed by attribute name (see [`attr_kind`]); every other attribute is
+//! kept verbatim as [`Attr::Raw`] (balanced brackets and quoted strings included). Header
+//! attributes of `HloModule` and attributes after a computation's `}` are kept verbatim.
+//!
+//! XLA's async syntax sugar (`%s = ... custom-call-start(%a), custom_call_target="f"`,
+//! `...-update`, `...-done`) is read into the explicit form: an `async-start` whose `calls=`
+//! names a new wrapped computation (`<start name>.async_wrapped`, placed just before the
+//! computation holding the start), `async-update`, `async-done`. Real opcodes such as
+//! `all-reduce-start` and `copy-start` stay themselves.
+//!
+//! No input makes the parser panic, recurse without bound (nesting is capped at
+//! [`MAX_DEPTH`]), or allocate more than a small multiple of the input's size: every error is a
+//! [`ParseError`] with line, column and the offending line.
+
+mod attrs;
+mod cursor;
+mod literal;
+mod shape;
+
+pub use attrs::{attr_kind, AttrKind};
+pub use cursor::MAX_DEPTH;
+
+use crate::ir::{Attr, CompId, Computation, Constant, InstrId, Instruction, Module};
+use crate::literal::Literal;
+use crate::opcode::Opcode;
+use crate::shape::Shape;
+use crate::types::PrimitiveType;
+use cursor::{err_at, Cursor, PResult, RawError};
+use std::collections::HashMap;
+use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// A parse error: where (1-based line and column, in characters), what, and the line itself.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParseError {
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+    /// The offending line (cut to a window around the column when very long).
+    pub snippet: String,
+    /// Where the caret goes under `snippet` (0-based, in characters).
+    pub caret: usize,
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}: error: {}\n{}\n{}^",
+            self.line,
+            self.column,
+            self.message,
+            self.snippet,
+            " ".repeat(self.caret)
+        )
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+const SNIPPET_WINDOW: usize = 160;
+
+impl ParseError {
+    /// Builds the error for a byte offset of `src`.
+    pub fn at(src: &str, offset: usize, message: impl Into<String>) -> ParseError {
+        let mut offset = offset.min(src.len());
+        while !src.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let line_start = src[..offset].rfind('\n').map_or(0, |i| i + 1);
+        let line_end = src[offset..].find('\n').map_or(src.len(), |i| offset + i);
+        let line = src[..line_start].bytes().filter(|&b| b == b'\n').count() + 1;
+        let text = src[line_start..line_end].trim_end_matches('\r');
+        let col_chars = src[line_start..offset].chars().count();
+        let chars: Vec<char> = text.chars().collect();
+        let (from, prefix) = if chars.len() > SNIPPET_WINDOW && col_chars > SNIPPET_WINDOW / 2 {
+            (col_chars - SNIPPET_WINDOW / 2, "...")
+        } else {
+            (0, "")
+        };
+        let to = (from + SNIPPET_WINDOW).min(chars.len());
+        let suffix = if to < chars.len() { "..." } else { "" };
+        let body: String = chars[from.min(to)..to]
+            .iter()
+            .map(|&c| {
+                if c.is_control() && c != '\t' {
+                    '\u{FFFD}'
+                } else {
+                    c
+                }
+            })
+            .collect();
+        ParseError {
+            line,
+            column: col_chars + 1,
+            message: message.into(),
+            snippet: format!("{prefix}{body}{suffix}"),
+            caret: prefix.len() + col_chars - from.min(col_chars),
+        }
+    }
+
+    fn from_raw(src: &str, e: RawError) -> ParseError {
+        ParseError::at(src, e.offset, e.message)
+    }
+}
+
+/// Parses an HLO module from text.
+pub fn parse_module(text: &str) -> Result<Module, ParseError> {
+    let mut p = Parser::new(text);
+    p.module().map_err(|e| ParseError::from_raw(text, e))
+}
+
+/// Parses an HLO module from bytes, reporting invalid UTF-8 with its line and column.
+pub fn parse_module_bytes(bytes: &[u8]) -> Result<Module, ParseError> {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => parse_module(s),
+        Err(e) => {
+            let ok = &bytes[..e.valid_up_to()];
+            // Safe: the prefix is valid UTF-8 by construction.
+            let prefix = std::str::from_utf8(ok).unwrap_or("");
+            Err(ParseError::at(
+                prefix,
+                prefix.len(),
+                format!(
+                    "input is not UTF-8 text (bad byte 0x{:02x})",
+                    bytes[e.valid_up_to()]
+                ),
+            ))
+        }
+    }
+}
+
+/// Parses a shape (`f32[2,3]{1,0}`, `(s32[], token[])`).
+pub fn parse_shape(text: &str) -> Result<Shape, ParseError> {
+    let mut c = Cursor::new(text);
+    let r = c.shape(0).and_then(|s| {
+        c.skip_ws()?;
+        if c.at_end() {
+            Ok(s)
+        } else {
+            err_at(
+                c.pos,
+                format!("unexpected {} after the shape", c.describe_here()),
+            )
+        }
+    });
+    r.map_err(|e| ParseError::from_raw(text, e))
+}
+
+/// Parses a literal of the given shape (`{ { 1, 2 }, { 3, 4 } }`, `1.5`, `(1, {2})`).
+pub fn parse_literal(text: &str, shape: &Shape) -> Result<Literal, ParseError> {
+    let mut c = Cursor::new(text);
+    let r = c.literal(shape, 0).and_then(|l| {
+        c.skip_ws()?;
+        if c.at_end() {
+            Ok(l)
+        } else {
+            err_at(
+                c.pos,
+                format!("unexpected {} after the literal", c.describe_here()),
+            )
+        }
+    });
+    r.map_err(|e| ParseError::from_raw(text, e))
+}
+
+/// A fast hash for the name tables (names are short, trusted to be adversarial only in
+/// collisions, which cost time, never correctness).
+#[derive(Default)]
+struct FxHasher(u64);
+
+impl Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut buf = [0u8; 8];
+            buf[..chunk.len()].copy_from_slice(chunk);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(buf))
+                .wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+    fn write_u8(&mut self, i: u8) {
+        self.0 = (self.0.rotate_left(5) ^ i as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
+
+/// A computation reference waiting for its computation: where it goes and the name.
+struct PendingComp<'a> {
+    comp: CompId,
+    instr: InstrId,
+    attr: usize,
+    /// Index in an `Attr::Comps` list; `None` for `Attr::Comp`.
+    slot: Option<usize>,
+    name: &'a str,
+    offset: usize,
+}
+
+/// A reference inside one instruction's attributes, before the instruction has a place.
+struct LocalRef<'a> {
+    attr: usize,
+    slot: Option<usize>,
+    name: &'a str,
+    offset: usize,
+}
+
+struct Parser<'a> {
+    c: Cursor<'a>,
+    comps: Vec<Computation>,
+    comp_names: FastMap<String, CompId>,
+    /// Computations made from async syntax sugar (their names may yield to real ones).
+    generated: Vec<CompId>,
+    pending: Vec<PendingComp<'a>>,
+}
+
+const TABLE_NAMES: [&str; 4] = ["FileNames", "FunctionNames", "FileLocations", "StackFrames"];
+
+impl<'a> Parser<'a> {
+    fn new(src: &'a str) -> Parser<'a> {
+        Parser {
+            c: Cursor::new(src),
+            comps: Vec::new(),
+            comp_names: FastMap::default(),
+            generated: Vec::new(),
+            pending: Vec::new(),
+        }
+    }
+
+    fn module(&mut self) -> PResult<Module> {
+        let c = &mut self.c;
+        if !c.eat_word("HloModule")? {
+            return err_at(
+                c.pos,
+                format!(
+                    "expected 'HloModule' at the start, found {}",
+                    c.describe_here()
+                ),
+            );
+        }
+        c.skip_inline_ws()?;
+        let name_at = c.pos;
+        while c
+            .peek()
+            .is_some_and(|b| !b.is_ascii_whitespace() && b != b',')
+        {
+            c.pos += 1;
+        }
+        let name = c.src[name_at..c.pos].to_string();
+        if name.is_empty() {
+            return err_at(name_at, "expected the module name after 'HloModule'");
+        }
+        let header_attrs = self.trailing_attrs("a module header attribute")?;
+
+        let mut stack_frame_tables = Vec::new();
+        let mut entry: Option<(CompId, usize)> = None;
+        loop {
+            self.c.skip_ws()?;
+            if self.c.at_end() {
+                break;
+            }
+            let at = self.c.pos;
+            let save = self.c.pos;
+            if let Ok(word) = self.c.ident("") {
+                if TABLE_NAMES.contains(&word) {
+                    stack_frame_tables.push(word.to_string());
+                    self.table_lines(&mut stack_frame_tables)?;
+                    continue;
+                }
+            }
+            self.c.pos = save;
+            let is_entry = self.c.eat_word("ENTRY")?;
+            let id = self.computation()?;
+            if is_entry {
+                if let Some((_, first)) = entry {
+                    return err_at(
+                        at,
+                        format!(
+                            "a second ENTRY computation (the first is at {})",
+                            line_col(self.c.src, first)
+                        ),
+                    );
+                }
+                entry = Some((id, at));
+            }
+        }
+        if self.comps.is_empty() {
+            return err_at(self.c.pos, "the module has no computations");
+        }
+        self.resolve_pending()?;
+        let entry = match entry {
+            Some((id, _)) => id,
+            None => {
+                // XLA's rule: without ENTRY the last computation is the entry.
+                let mut id = self.comps.len() - 1;
+                while self.generated.contains(&id) && id > 0 {
+                    id -= 1;
+                }
+                id
+            }
+        };
+        Ok(Module {
+            name,
+            header_attrs,
+            stack_frame_tables,
+            computations: std::mem::take(&mut self.comps),
+            entry,
+        })
+    }
+
+    /// The numbered lines of a stack-frame table, verbatim.
+    fn table_lines(&mut self, out: &mut Vec<String>) -> PResult<()> {
+        loop {
+            self.c.skip_ws()?;
+            if !self.c.peek().is_some_and(|b| b.is_ascii_digit()) {
+                return Ok(());
+            }
+            let start = self.c.pos;
+            // A table line may hold quoted strings; an escaped newline never ends it.
+            while let Some(b) = self.c.peek() {
+                match b {
+                    b'\n' => break,
+                    b'"' => {
+                        self.c.skip_string()?;
+                    }
+                    _ => self.c.pos += 1,
+                }
+            }
+            out.push(self.c.src[start..self.c.pos].trim_end().to_string());
+        }
+    }
+
+    /// `, name=value` items up to the end of the line, values verbatim.
+    fn trailing_attrs(&mut self, what: &str) -> PResult<Vec<(String, String)>> {
+        let mut out = Vec::new();
+        loop {
+            self.c.skip_inline_ws()?;
+            if self.c.peek() != Some(b',') {
+                break;
+            }
+            self.c.pos += 1;
+            self.c.skip_inline_ws()?;
+            let k = self.c.ident(what)?;
+            self.c.skip_inline_ws()?;
+            self.c.expect(b'=', &format!("after {k}"))?;
+            let v = self.c.raw_value(k)?;
+            out.push((k.to_string(), v.to_string()));
+        }
+        self.end_of_line()?;
+        Ok(out)
+    }
+
+    /// Requires the end of the line (or input) here, after blanks and comments.
+    fn end_of_line(&mut self) -> PResult<()> {
+        self.c.skip_inline_ws()?;
+        match self.c.peek() {
+            None | Some(b'\n') => Ok(()),
+            Some(b'/') if self.c.peek_at(1) == Some(b'/') => Ok(()),
+            _ => err_at(
+                self.c.pos,
+                format!(
+                    "expected ',' or the end of the line, found {}",
+                    self.c.describe_here()
+                ),
+            ),
+        }
+    }
+
+    fn computation(&mut self) -> PResult<CompId> {
+        let name_at = {
+            self.c.skip_ws()?;
+            self.c.pos
+        };
+        let name = self
+            .c
+            .name("a computation name (or 'HloModule' header item)")?;
+        if self.c.eat(b'(')? {
+            // The signature repeats the parameters' and the root's shapes: read and drop it.
+            if !self.c.eat(b')')? {
+                loop {
+                    self.c.name("a parameter name")?;
+                    self.c
+                        .expect(b':', "after a parameter name in the signature")?;
+                    self.c.shape(0)?;
+                    if self.c.eat(b')')? {
+                        break;
+                    }
+                    self.c.expect(b',', "between signature parameters")?;
+                }
+            }
+            self.c.skip_ws()?;
+            if !(self.c.peek() == Some(b'-') && self.c.peek_at(1) == Some(b'>')) {
+                return err_at(
+                    self.c.pos,
+                    format!(
+                        "expected '->' and the result shape, found {}",
+                        self.c.describe_here()
+                    ),
+                );
+            }
+            self.c.pos += 2;
+            self.c.shape(0)?;
+        }
+        let open = {
+            self.c.skip_ws()?;
+            self.c.pos
+        };
+        self.c
+            .expect(b'{', &format!("to start the body of computation {name}"))?;
+
+        let mut instrs: Vec<Instruction> = Vec::new();
+        let mut names: FastMap<&'a str, InstrId> = FastMap::default();
+        let mut local_pending: Vec<(InstrId, LocalRef<'a>)> = Vec::new();
+        // Async wrapped computations made while reading this one: (instruction, computation, refs).
+        let mut root: Option<(InstrId, usize)> = None;
+        loop {
+            self.c.skip_ws()?;
+            match self.c.peek() {
+                None => {
+                    return err_at(
+                        open,
+                        format!("computation {name} is not closed: '{{' without '}}'"),
+                    )
+                }
+                Some(b'}') => {
+                    self.c.pos += 1;
+                    break;
+                }
+                _ => {}
+            }
+            let line_at = self.c.pos;
+            let is_root = self.c.eat_word("ROOT")?;
+            let (instr, refs) = self.instruction(&instrs, &names)?;
+            let id = instrs.len();
+            if is_root {
+                if let Some((_, first)) = root {
+                    return err_at(
+                        line_at,
+                        format!(
+                            "a second ROOT in computation {name} (the first is at {})",
+                            line_col(self.c.src, first)
+                        ),
+                    );
+                }
+                root = Some((id, line_at));
+            }
+            let iname: &'a str = instr.1;
+            if names.insert(iname, id).is_some() {
+                return err_at(
+                    instr.2,
+                    format!("instruction name %{iname} is used twice in computation {name}"),
+                );
+            }
+            instrs.push(instr.0);
+            local_pending.extend(refs.into_iter().map(|r| (id, r)));
+        }
+        let trailing = self.trailing_attrs("a computation attribute")?;
+        if instrs.is_empty() {
+            return err_at(open, format!("computation {name} has no instructions"));
+        }
+        let root = root.map_or(instrs.len() - 1, |(r, _)| r);
+        let id = self.comps.len();
+        self.add_comp_name(name, id, name_at)?;
+        for (instr, r) in local_pending {
+            self.pending.push(PendingComp {
+                comp: id,
+                instr,
+                attr: r.attr,
+                slot: r.slot,
+                name: r.name,
+                offset: r.offset,
+            });
+        }
+        self.comps.push(Computation {
+            name: name.to_string(),
+            instructions: instrs,
+            root,
+            trailing_attrs: trailing,
+        });
+        Ok(id)
+    }
+
+    fn add_comp_name(&mut self, name: &str, id: CompId, at: usize) -> PResult<()> {
+        if let Some(&other) = self.comp_names.get(name) {
+            if let Some(g) = self.generated.iter().position(|&g| g == other) {
+                // A computation made from async sugar took a real computation's name: rename it.
+                let _ = g;
+                let fresh = self.fresh_comp_name(name);
+                self.comp_names.remove(name);
+                self.comps[other].name = fresh.clone();
+                self.comp_names.insert(fresh, other);
+            } else {
+                return err_at(at, format!("computation name %{name} is used twice"));
+            }
+        }
+        self.comp_names.insert(name.to_string(), id);
+        Ok(())
+    }
+
+    fn fresh_comp_name(&self, base: &str) -> String {
+        let mut n = 1;
+        loop {
+            let cand = format!("{base}.{n}");
+            if !self.comp_names.contains_key(&cand) {
+                return cand;
+            }
+            n += 1;
+        }
+    }
+
+    /// One instruction (after `ROOT`). Returns it with its name and the name's offset, and
+    /// its unresolved computation references.
+    #[allow(clippy::type_complexity)]
+    fn instruction(
+        &mut self,
+        instrs: &[Instruction],
+        names: &FastMap<&'a str, InstrId>,
+    ) -> PResult<((Instruction, &'a str, usize), Vec<LocalRef<'a>>)> {
+        let c = &mut self.c;
+        c.skip_ws()?;
+        let name_at = c.pos;
+        let name = c.name("an instruction name")?;
+        c.expect(b'=', &format!("after the instruction name %{name}"))?;
+        let shape = c.shape(0)?;
+        c.skip_ws()?;
+        let op_at = c.pos;
+        while c
+            .peek()
+            .is_some_and(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        {
+            c.pos += 1;
+        }
+        let op_text = &c.src[op_at..c.pos];
+        if op_text.is_empty() {
+            return err_at(
+                op_at,
+                format!("expected an opcode, found {}", c.describe_here()),
+            );
+        }
+        // Real opcodes first; then XLA's async sugar `<op>-start/-update/-done`.
+        let (opcode, wrapped) = match Opcode::from_name(op_text) {
+            Some(op) => (op, None),
+            None => {
+                let sugar = [
+                    ("-start", Opcode::AsyncStart),
+                    ("-update", Opcode::AsyncUpdate),
+                    ("-done", Opcode::AsyncDone),
+                ]
+                .into_iter()
+                .find_map(|(suffix, op)| {
+                    let base = op_text.strip_suffix(suffix)?;
+                    Some((op, Opcode::from_name(base)?))
+                });
+                match sugar {
+                    Some((op, base)) => (op, Some(base)),
+                    None => return err_at(op_at, format!("unknown opcode '{op_text}'")),
+                }
+            }
+        };
+        c.skip_ws()?;
+        if c.peek() != Some(b'(') {
+            return err_at(
+                c.pos,
+                format!(
+                    "expected '(' after opcode {op_text}, found {}",
+                    c.describe_here()
+                ),
+            );
+        }
+        c.pos += 1;
+        let mut instr = Instruction::new(name, opcode, shape);
+        match opcode {
+            Opcode::Parameter => {
+                c.skip_ws()?;
+                let at = c.pos;
+                let n = c.int("the parameter number")?;
+                if n < 0 {
+                    return err_at(at, format!("negative parameter number {n}"));
+                }
+                instr.parameter_number = Some(n);
+                c.expect(b')', "after the parameter number")?;
+            }
+            Opcode::Constant => {
+                c.skip_ws()?;
+                if c.b[c.pos..].starts_with(b"{...}") {
+                    c.pos += 5;
+                    instr.constant = Some(Constant::Elided);
+                } else {
+                    let lit = c.literal(&instr.shape, 0)?;
+                    instr.constant = Some(Constant::Literal(lit));
+                }
+                c.expect(b')', "to close the constant")?;
+            }
+            _ => {
+                if !c.eat(b')')? {
+                    loop {
+                        instr.operands.push(Self::operand(c, names)?);
+                        if c.eat(b')')? {
+                            break;
+                        }
+                        c.expect(b',', "between operands")?;
+                    }
+                }
+            }
+        }
+        let refs = self.instr_attrs(&mut instr, instrs, names)?;
+        match wrapped {
+            Some(base) if opcode == Opcode::AsyncStart => {
+                let refs = self.desugar_async_start(&mut instr, base, refs, name_at, instrs)?;
+                Ok(((instr, name, name_at), refs))
+            }
+            _ => Ok(((instr, name, name_at), refs)),
+        }
+    }
+
+    /// `[shape] %name`, resolved in the current computation.
+    fn operand(c: &mut Cursor<'a>, names: &FastMap<&'a str, InstrId>) -> PResult<InstrId> {
+        c.skip_ws()?;
+        if c.peek() == Some(b'(') {
+            c.shape(0)?;
+        } else if c.peek() != Some(b'%') {
+            let save = c.pos;
+            let word = c.name_chars();
+            match PrimitiveType::from_name(word) {
+                Some(ty) if c.peek() == Some(b'[') => {
+                    c.array_shape_after_type(ty, save)?;
+                }
+                _ => c.pos = save,
+            }
+        }
+        c.skip_ws()?;
+        let at = c.pos;
+        let n = c.name("an operand name")?;
+        match names.get(n) {
+            Some(&id) => Ok(id),
+            None => err_at(
+                at,
+                format!("instruction %{n} is not defined before this use in the computation"),
+            ),
+        }
+    }
+
+    /// The `, name=value` attributes of an instruction.
+    fn instr_attrs(
+        &mut self,
+        instr: &mut Instruction,
+        _instrs: &[Instruction],
+        names: &FastMap<&'a str, InstrId>,
+    ) -> PResult<Vec<LocalRef<'a>>> {
+        let mut refs = Vec::new();
+        let c = &mut self.c;
+        loop {
+            c.skip_inline_ws()?;
+            if c.peek() != Some(b',') {
+                break;
+            }
+            c.pos += 1;
+            c.skip_inline_ws()?;
+            // XLA sometimes prints an empty attribute (`, , backend_config=...`); and a
+            // trailing comma before the end of the line is harmless.
+            if matches!(c.peek(), Some(b',') | Some(b'\n') | None) {
+                continue;
+            }
+            let key_at = c.pos;
+            let key = c.ident("an attribute name")?;
+            c.skip_inline_ws()?;
+            c.expect(b'=', &format!("after attribute name {key}"))?;
+            if instr.attrs.iter().any(|(k, _)| k == key) {
+                return err_at(key_at, format!("attribute {key} is given twice"));
+            }
+            let attr_index = instr.attrs.len();
+            let value = match attr_kind(key) {
+                AttrKind::Int => Attr::Int(c.int(key)?),
+                AttrKind::Bool => {
+                    if c.eat_word("true")? {
+                        Attr::Bool(true)
+                    } else if c.eat_word("false")? {
+                        Attr::Bool(false)
+                    } else {
+                        return err_at(
+                            c.pos,
+                            format!("{key} takes true or false, found {}", c.describe_here()),
+                        );
+                    }
+                }
+                AttrKind::Ints => Attr::Ints(c.int_list(key)?),
+                AttrKind::Str => Attr::Str(c.string(key)?),
+                AttrKind::Ident => {
+                    c.skip_inline_ws()?;
+                    let at = c.pos;
+                    let v = c.name_chars();
+                    if v.is_empty() {
+                        return err_at(
+                            at,
+                            format!("{key} takes a word, found {}", c.describe_here()),
+                        );
+                    }
+                    Attr::Ident(v.to_string())
+                }
+                AttrKind::Comp | AttrKind::Comps => {
+                    c.skip_ws()?;
+                    if c.peek() == Some(b'{') {
+                        c.pos += 1;
+                        let mut n = 0;
+                        if !c.eat(b'}')? {
+                            loop {
+                                c.skip_ws()?;
+                                let at = c.pos;
+                                let cn = c.name("a computation name")?;
+                                refs.push(LocalRef {
+                                    attr: attr_index,
+                                    slot: Some(n),
+                                    name: cn,
+                                    offset: at,
+                                });
+                                n += 1;
+                                if c.eat(b'}')? {
+                                    break;
+                                }
+                                c.expect(b',', "between computation names")?;
+                            }
+                        }
+                        Attr::Comps(vec![usize::MAX; n])
+                    } else {
+                        let at = c.pos;
+                        let cn = c.name("a computation name")?;
+                        if attr_kind(key) == AttrKind::Comps {
+                            refs.push(LocalRef {
+                                attr: attr_index,
+                                slot: Some(0),
+                                name: cn,
+                                offset: at,
+                            });
+                            Attr::Comps(vec![usize::MAX])
+                        } else {
+                            refs.push(LocalRef {
+                                attr: attr_index,
+                                slot: None,
+                                name: cn,
+                                offset: at,
+                            });
+                            Attr::Comp(usize::MAX)
+                        }
+                    }
+                }
+                AttrKind::Window => Attr::Window(c.window()?),
+                AttrKind::ConvDims => Attr::ConvDims(c.conv_dims()?),
+                AttrKind::Padding => Attr::Padding(c.padding()?),
+                AttrKind::Slice => Attr::Slice(c.slice()?),
+                AttrKind::Instrs => {
+                    c.expect(b'{', &format!("to start {key}"))?;
+                    let mut ids = Vec::new();
+                    if !c.eat(b'}')? {
+                        loop {
+                            c.skip_ws()?;
+                            let at = c.pos;
+                            let n = c.name("an instruction name")?;
+                            match names.get(n) {
+                                Some(&id) => ids.push(id),
+                                None => {
+                                    return err_at(
+                                        at,
+                                        format!("instruction %{n} is not defined before this use"),
+                                    )
+                                }
+                            }
+                            if c.eat(b'}')? {
+                                break;
+                            }
+                            c.expect(b',', "between instruction names")?;
+                        }
+                    }
+                    Attr::Instrs(ids)
+                }
+                AttrKind::Raw => Attr::Raw(c.raw_value(key)?.to_string()),
+            };
+            instr.attrs.push((key.to_string(), value));
+        }
+        c.skip_inline_ws()?;
+        match c.peek() {
+            None | Some(b'\n') | Some(b'}') => Ok(refs),
+            Some(b'/') if matches!(c.peek_at(1), Some(b'/') | Some(b'*')) => Ok(refs),
+            _ => err_at(
+                c.pos,
+                format!(
+                    "expected ',' or the end of the instruction, found {}",
+                    c.describe_here()
+                ),
+            ),
+        }
+    }
+
+    /// Turns `%s = (operands, result, ctx) <op>-start(...), <op's attrs>` into an
+    /// `async-start` calling a new computation that wraps `<op>`.
+    fn desugar_async_start(
+        &mut self,
+        start: &mut Instruction,
+        base: Opcode,
+        refs: Vec<LocalRef<'a>>,
+        at: usize,
+        instrs: &[Instruction],
+    ) -> PResult<Vec<LocalRef<'a>>> {
+        let operand_shapes: Vec<Shape> = match start.shape.tuple_elements() {
+            Some([Shape::Tuple(ops), _, ..]) if ops.len() == start.operands.len() => ops.clone(),
+            _ => start
+                .operands
+                .iter()
+                .map(|&o| instrs[o].shape.clone())
+                .collect(),
+        };
+        let result_shape = match start.shape.tuple_elements() {
+            Some([_, r, ..]) => r.clone(),
+            _ => {
+                return err_at(
+                    at,
+                    format!(
+                        "{}-start needs a tuple shape ((operands), result, ...)",
+                        base.name()
+                    ),
+                )
+            }
+        };
+        let mut body = Vec::with_capacity(operand_shapes.len() + 1);
+        for (i, s) in operand_shapes.into_iter().enumerate() {
+            let mut p = Instruction::new(format!("param_{i}"), Opcode::Parameter, s);
+            p.parameter_number = Some(i as i64);
+            body.push(p);
+        }
+        let mut wrapped = Instruction::new(format!("{}.wrapped", start.name), base, result_shape);
+        wrapped.operands = (0..body.len()).collect();
+        // Everything but the thread moves to the wrapped instruction.
+        let mut thread = None;
+        let mut moved_refs = Vec::new();
+        let mut kept_refs = Vec::new();
+        let mut new_index = vec![(false, usize::MAX); start.attrs.len()];
+        for (i, (k, v)) in std::mem::take(&mut start.attrs).into_iter().enumerate() {
+            if k == "async_execution_thread" {
+                if let Attr::Str(s) = &v {
+                    thread = Some(s.clone());
+                }
+                new_index[i] = (false, start.attrs.len());
+                start.attrs.push((k, v));
+            } else {
+                new_index[i] = (true, wrapped.attrs.len());
+                wrapped.attrs.push((k, v));
+            }
+        }
+        for r in refs {
+            let (moved, attr) = new_index[r.attr];
+            let r = LocalRef { attr, ..r };
+            if moved {
+                moved_refs.push(r);
+            } else {
+                kept_refs.push(r);
+            }
+        }
+        let wrapped_id = body.len();
+        body.push(wrapped);
+        let id = self.comps.len();
+        let base_name = format!("{}.async_wrapped", start.name);
+        let name = if self.comp_names.contains_key(&base_name) {
+            self.fresh_comp_name(&base_name)
+        } else {
+            base_name
+        };
+        self.comp_names.insert(name.clone(), id);
+        self.generated.push(id);
+        for r in moved_refs {
+            self.pending.push(PendingComp {
+                comp: id,
+                instr: wrapped_id,
+                attr: r.attr,
+                slot: r.slot,
+                name: r.name,
+                offset: r.offset,
+            });
+        }
+        let mut trailing_attrs = Vec::new();
+        if let Some(t) = thread {
+            let mut q = String::new();
+            let _ = crate::print::write_quoted(&mut q, &t);
+            trailing_attrs.push(("execution_thread".to_string(), q));
+        }
+        self.comps.push(Computation {
+            name,
+            instructions: body,
+            root: wrapped_id,
+            trailing_attrs,
+        });
+        start.attrs.push(("calls".to_string(), Attr::Comp(id)));
+        Ok(kept_refs)
+    }
+
+    fn resolve_pending(&mut self) -> PResult<()> {
+        for p in std::mem::take(&mut self.pending) {
+            let Some(&id) = self.comp_names.get(p.name) else {
+                return err_at(p.offset, format!("computation %{} is not defined", p.name));
+            };
+            let slot = &mut self.comps[p.comp].instructions[p.instr].attrs[p.attr].1;
+            match (slot, p.slot) {
+                (Attr::Comp(c), None) => *c = id,
+                (Attr::Comps(cs), Some(i)) => cs[i] = id,
+                _ => return err_at(p.offset, "internal: misplaced computation reference"),
+            }
+        }
+        Ok(())
+    }
+}
+
+fn line_col(src: &str, offset: usize) -> String {
+    let e = ParseError::at(src, offset, "");
+    format!("{}:{}", e.line, e.column)
+}
+
+#[cfg(test)]
+mod tests;
