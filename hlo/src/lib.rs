@@ -10,6 +10,7 @@ pub mod parse;
 pub mod print;
 pub mod shape;
 pub mod types;
+pub mod verify;
 
 pub use ir::{
     Attr, CompId, Computation, Constant, ConvDimLabels, InstrId, Instruction, Module, PaddingDim,
