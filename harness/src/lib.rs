@@ -1,1 +1,5 @@
 //! The engine and tools.
+pub mod backend;
+pub mod protocol;
+pub mod worker;
+pub mod cli;
