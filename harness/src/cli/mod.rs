@@ -5,7 +5,9 @@
 //! Exit codes (the brief's contract): 0 nothing wrong found, 1 a bug was found, 2 bad input or
 //! usage, 3 infrastructure missing.
 
+pub mod check;
 pub mod dump;
+pub mod gen;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -71,14 +73,23 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Parse, verify and round-trip HLO text files (directories: recursively, by XLA's dump grammar).
+    Check(check::Args),
     /// Explain an XLA dump directory: modules, files by kind, stages, pass timelines.
     Dump(dump::Args),
+    /// Write generated modules, one per file.
+    Gen(gen::Args),
+    /// Opcode histogram over generated modules.
+    Coverage(gen::CoverageArgs),
 }
 
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> Result<Exit, Failure> {
     match cli.command {
+        Command::Check(a) => check::run(a, &cli.global),
         Command::Dump(a) => dump::run(a, &cli.global),
+        Command::Gen(a) => gen::run(a, &cli.global),
+        Command::Coverage(a) => gen::coverage(a, &cli.global),
     }
 }
 
@@ -100,3 +111,4 @@ pub fn finish(result: Result<Exit, Failure>) -> std::process::ExitCode {
         }
     }
 }
+
