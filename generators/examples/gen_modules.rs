@@ -1,0 +1,34 @@
+//! Writes generated modules as HLO text files (and a JSON config per swarm module).
+//!
+//! `cargo run -p generators --example gen_modules -- OUT_DIR [--seed S] [--count N] [--swarm]`
+use std::path::PathBuf;
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let mut out: Option<PathBuf> = None;
+    let (mut seed, mut count, mut swarm) = (0u64, 10u64, false);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--seed" => seed = args.next().and_then(|s| s.parse().ok()).unwrap_or(0),
+            "--count" => count = args.next().and_then(|s| s.parse().ok()).unwrap_or(10),
+            "--swarm" => swarm = true,
+            _ => out = Some(PathBuf::from(a)),
+        }
+    }
+    let Some(out) = out else {
+        eprintln!("usage: gen_modules OUT_DIR [--seed S] [--count N] [--swarm]");
+        std::process::exit(2);
+    };
+    std::fs::create_dir_all(&out).expect("create output directory");
+    let cfg = generators::Config::default();
+    for s in seed..seed + count {
+        let m = if swarm {
+            generators::generate_swarm_from_seed(s).0
+        } else {
+            generators::generate_from_seed(s, &cfg)
+        };
+        let kind = if swarm { "swarm" } else { "default" };
+        let path = out.join(format!("{kind}_{s:06}.hlo"));
+        std::fs::write(&path, hlo::print::module_to_string(&m)).expect("write module");
+    }
+}

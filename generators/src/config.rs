@@ -1,0 +1,277 @@
+//! The generator's knobs, declared once.
+//!
+//! [`Config::default`] is the everyday configuration; `impl Arbitrary for Config` is swarm
+//! testing: each fuzz input also picks a random subset of op families and element types and
+//! random limits, so that rarely-combined features meet more often.
+
+use arbitrary::{Arbitrary, Unstructured};
+use hlo::PrimitiveType;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Families of operations; each has a weight in [`Config::op_weights`] (0 switches it off).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OpFamily {
+    /// abs, negate, sign, floor, ceil, round-*, exp, log, sqrt, tanh, sine, erf, ..., copy.
+    Unary,
+    /// add, subtract, multiply, divide, maximum, minimum, power, remainder, atan2.
+    Binary,
+    /// and, or, xor, not, shifts, count-leading-zeros, popcnt.
+    Bitwise,
+    /// compare (every direction, TOTALORDER), select, clamp, is-finite.
+    CompareSelect,
+    /// convert, bitcast-convert (same and different widths), reduce-precision.
+    Convert,
+    /// complex, real, imag.
+    Complex,
+    /// broadcast, reshape, transpose, reverse, iota, constant.
+    Shape,
+    /// slice, dynamic-slice, dynamic-update-slice, concatenate, pad.
+    Slicing,
+    /// reduce (also variadic), reduce-window, select-and-scatter.
+    Reduction,
+    /// dot and convolution with general dimension numbers.
+    Contraction,
+    /// gather and scatter in every dimension-number form.
+    GatherScatter,
+    /// multi-operand sort with comparators.
+    Sort,
+    /// while, conditional, call, map (needs `control_flow`).
+    ControlFlow,
+    /// tuple, get-tuple-element, opt-barrier.
+    Tuple,
+}
+
+impl OpFamily {
+    pub const ALL: [OpFamily; 14] = [
+        OpFamily::Unary,
+        OpFamily::Binary,
+        OpFamily::Bitwise,
+        OpFamily::CompareSelect,
+        OpFamily::Convert,
+        OpFamily::Complex,
+        OpFamily::Shape,
+        OpFamily::Slicing,
+        OpFamily::Reduction,
+        OpFamily::Contraction,
+        OpFamily::GatherScatter,
+        OpFamily::Sort,
+        OpFamily::ControlFlow,
+        OpFamily::Tuple,
+    ];
+
+    fn default_weight(self) -> u32 {
+        match self {
+            OpFamily::Unary => 14,
+            OpFamily::Binary => 14,
+            OpFamily::Bitwise => 6,
+            OpFamily::CompareSelect => 8,
+            OpFamily::Convert => 7,
+            OpFamily::Complex => 3,
+            OpFamily::Shape => 12,
+            OpFamily::Slicing => 10,
+            OpFamily::Reduction => 7,
+            OpFamily::Contraction => 5,
+            OpFamily::GatherScatter => 5,
+            OpFamily::Sort => 3,
+            OpFamily::ControlFlow => 4,
+            OpFamily::Tuple => 2,
+        }
+    }
+}
+
+/// Element types XLA:CPU compiles for every op family the generator uses them with
+/// (checked with jaxlib 0.10.2; see `generators/README.md` for the per-type support list).
+pub const CPU_ARITHMETIC_TYPES: [PrimitiveType; 15] = [
+    PrimitiveType::Pred,
+    PrimitiveType::S8,
+    PrimitiveType::S16,
+    PrimitiveType::S32,
+    PrimitiveType::S64,
+    PrimitiveType::U8,
+    PrimitiveType::U16,
+    PrimitiveType::U32,
+    PrimitiveType::U64,
+    PrimitiveType::F16,
+    PrimitiveType::Bf16,
+    PrimitiveType::F32,
+    PrimitiveType::F64,
+    PrimitiveType::C64,
+    PrimitiveType::C128,
+];
+
+/// Narrow types that XLA:CPU takes in data movement and `convert` but whose arithmetic the
+/// generator does not emit (see the support list in the README).
+pub const CPU_STORAGE_ONLY_TYPES: [PrimitiveType; 9] = [
+    PrimitiveType::S4,
+    PrimitiveType::U4,
+    PrimitiveType::S2,
+    PrimitiveType::U2,
+    PrimitiveType::F8E5M2,
+    PrimitiveType::F8E4M3FN,
+    PrimitiveType::F8E4M3B11FNUZ,
+    PrimitiveType::F8E5M2FNUZ,
+    PrimitiveType::F8E4M3FNUZ,
+];
+
+/// Every knob of the generator.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Instructions the generator tries to add to the entry computation (at least `min_instructions`).
+    pub max_instructions: usize,
+    pub min_instructions: usize,
+    /// Instructions in a called computation's body (while bodies, branches, called functions).
+    pub max_body_instructions: usize,
+    /// Largest rank of a generated array.
+    pub max_rank: usize,
+    /// Largest extent of an ordinary dimension.
+    pub max_extent: i64,
+    /// Percent chance that a fresh dimension is 0.
+    pub zero_extent_percent: u32,
+    /// Percent chance that a fresh dimension is 1.
+    pub one_extent_percent: u32,
+    /// Percent chance (per fresh shape) of one large dimension, up to `large_extent`.
+    pub large_dim_percent: u32,
+    /// Largest extent of a large dimension (XLA:CPU changes code paths above size thresholds).
+    pub large_extent: i64,
+    /// Bound on the number of elements of every array in a module.
+    pub max_elements: u64,
+    /// Bound on the multiply-adds of one dot/convolution/reduce-window (keeps runs short).
+    pub max_work: u64,
+    /// Element types data may have. Index operands and loop counters may use s32/s64/u32
+    /// regardless. Types outside [`CPU_ARITHMETIC_TYPES`] only appear in data movement and convert.
+    pub element_types: Vec<PrimitiveType>,
+    /// Weight of each op family; a missing family has weight 0.
+    pub op_weights: BTreeMap<OpFamily, u32>,
+    /// while, conditional, call and map.
+    pub control_flow: bool,
+    /// Maximal nesting of called computations with bodies (while in while in conditional ...).
+    pub max_nesting: usize,
+    /// Most iterations of a generated while loop (the loop counter is compared to a constant).
+    pub max_trip_count: i64,
+    /// Most entry parameters.
+    pub max_params: usize,
+    /// Most outputs in the ROOT tuple.
+    pub max_outputs: usize,
+    /// Percent of input elements that are boundary values (NaN, +-inf, -0, denormals, min, max, ...).
+    pub special_value_percent: u32,
+    /// Percent of index inputs (dynamic-slice starts, gather/scatter indices) out of range.
+    pub out_of_range_index_percent: u32,
+    /// Percent of float constants in the module that are boundary values.
+    pub special_constant_percent: u32,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        let mut element_types = CPU_ARITHMETIC_TYPES.to_vec();
+        element_types.extend_from_slice(&[
+            PrimitiveType::S4,
+            PrimitiveType::U4,
+            PrimitiveType::F8E5M2,
+            PrimitiveType::F8E4M3FN,
+        ]);
+        Config {
+            max_instructions: 24,
+            min_instructions: 1,
+            max_body_instructions: 6,
+            max_rank: 4,
+            max_extent: 8,
+            zero_extent_percent: 3,
+            one_extent_percent: 15,
+            large_dim_percent: 2,
+            large_extent: 40_000,
+            max_elements: 1 << 17,
+            max_work: 1 << 22,
+            element_types,
+            op_weights: OpFamily::ALL
+                .iter()
+                .map(|f| (*f, f.default_weight()))
+                .collect(),
+            control_flow: true,
+            max_nesting: 2,
+            max_trip_count: 5,
+            max_params: 6,
+            max_outputs: 6,
+            special_value_percent: 10,
+            out_of_range_index_percent: 10,
+            special_constant_percent: 5,
+        }
+    }
+}
+
+impl Config {
+    /// The weight of a family, 0 when switched off (control flow also needs `control_flow`).
+    pub fn weight(&self, f: OpFamily) -> u32 {
+        if f == OpFamily::ControlFlow && !self.control_flow {
+            return 0;
+        }
+        self.op_weights.get(&f).copied().unwrap_or(0)
+    }
+
+    /// The configured element types, deduplicated and in a fixed order, with token/opaque and
+    /// the single-bit integer types removed. Falls back to `[f32]` when nothing usable is left.
+    pub fn data_types(&self) -> Vec<PrimitiveType> {
+        let mut v: Vec<PrimitiveType> = PrimitiveType::ALL_ARRAY
+            .iter()
+            .copied()
+            .filter(|t| self.element_types.contains(t))
+            .filter(|t| !matches!(t, PrimitiveType::S1 | PrimitiveType::U1))
+            .collect();
+        if v.is_empty() {
+            v.push(PrimitiveType::F32);
+        }
+        v
+    }
+}
+
+impl<'a> Arbitrary<'a> for Config {
+    /// Swarm configuration: a random subset of op families (each kept with probability 1/2,
+    /// at least one) with random weights, a random subset of element types (at least one),
+    /// and random limits around the defaults.
+    fn arbitrary(u: &mut Unstructured<'a>) -> arbitrary::Result<Self> {
+        let d = Config::default();
+        let mut op_weights = BTreeMap::new();
+        for f in OpFamily::ALL {
+            if u.arbitrary::<bool>()? {
+                op_weights.insert(f, u.int_in_range(1..=20)?);
+            }
+        }
+        if op_weights.is_empty() {
+            op_weights.insert(OpFamily::Binary, 10);
+        }
+        let mut element_types: Vec<PrimitiveType> = d
+            .element_types
+            .iter()
+            .copied()
+            .filter(|_| u.arbitrary::<bool>().unwrap_or(false))
+            .collect();
+        if element_types.is_empty() {
+            element_types.push(*u.choose(&d.element_types)?);
+        }
+        Ok(Config {
+            max_instructions: u.int_in_range(1..=48)?,
+            min_instructions: 1,
+            max_body_instructions: u.int_in_range(0..=10)?,
+            max_rank: u.int_in_range(0..=5)?,
+            max_extent: u.int_in_range(1..=16)?,
+            zero_extent_percent: u.int_in_range(0..=20)?,
+            one_extent_percent: u.int_in_range(0..=50)?,
+            large_dim_percent: u.int_in_range(0..=10)?,
+            large_extent: u.int_in_range(1000..=70_000)?,
+            max_elements: d.max_elements,
+            max_work: d.max_work,
+            element_types,
+            op_weights,
+            control_flow: u.arbitrary()?,
+            max_nesting: u.int_in_range(0..=3)?,
+            max_trip_count: u.int_in_range(0..=8)?,
+            max_params: u.int_in_range(1..=10)?,
+            max_outputs: u.int_in_range(1..=10)?,
+            special_value_percent: u.int_in_range(0..=50)?,
+            out_of_range_index_percent: u.int_in_range(0..=50)?,
+            special_constant_percent: u.int_in_range(0..=30)?,
+        })
+    }
+}
