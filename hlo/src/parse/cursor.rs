@@ -304,8 +304,17 @@ impl<'a> Cursor<'a> {
     pub fn raw_value(&mut self, what: &str) -> PResult<&'a str> {
         self.skip_inline_ws()?;
         let start = self.pos;
+        // A bracketed or quoted value ends with its closing bracket or quote; a bare value at
+        // the first blank, ',' or closing bracket.
+        let grouped = matches!(self.peek(), Some(b'{' | b'(' | b'[' | b'"'));
         let mut stack: Vec<(u8, usize)> = Vec::new();
         while let Some(c) = self.peek() {
+            if grouped && stack.is_empty() && self.pos > start {
+                break;
+            }
+            if !grouped && matches!(c, b' ' | b'\t' | b'\r') {
+                break;
+            }
             match c {
                 b'"' => {
                     self.skip_string()?;
@@ -328,14 +337,19 @@ impl<'a> Cursor<'a> {
                             return err_at(
                                 self.pos,
                                 format!(
-                                    "'{}' closes the '{}' opened at byte {} in {what}",
-                                    c as char, open as char, at
+                                    "'{}' closes the '{}' opened at {} in {what}",
+                                    c as char,
+                                    open as char,
+                                    line_col(self.src, at)
                                 ),
                             );
                         }
                     }
                 },
                 b',' | b'\n' if stack.is_empty() => break,
+                // XLA writes every value on one line: an open bracket at the end of the line
+                // is unbalanced (and would otherwise swallow the rest of the file).
+                b'\n' => break,
                 _ => {}
             }
             self.pos += 1;
@@ -411,4 +425,15 @@ pub(crate) fn unescape(raw: &str) -> Result<String, String> {
         }
     }
     String::from_utf8(out).map_err(|_| "string is not valid UTF-8 after unescaping".to_string())
+}
+
+/// `LINE:COL` (1-based, columns in characters) of a byte offset.
+pub(crate) fn line_col(src: &str, offset: usize) -> String {
+    let mut offset = offset.min(src.len());
+    while !src.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let line_start = src[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let line = src[..line_start].bytes().filter(|&b| b == b'\n').count() + 1;
+    format!("{}:{}", line, src[line_start..offset].chars().count() + 1)
 }

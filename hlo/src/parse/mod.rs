@@ -39,7 +39,7 @@ use crate::literal::Literal;
 use crate::opcode::Opcode;
 use crate::shape::Shape;
 use crate::types::PrimitiveType;
-use cursor::{err_at, Cursor, PResult, RawError};
+use cursor::{err_at, line_col, Cursor, PResult, RawError};
 use std::collections::HashMap;
 use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -921,11 +921,6 @@ impl<'a> Parser<'a> {
         }
         Ok(())
     }
-}
-
-fn line_col(src: &str, offset: usize) -> String {
-    let e = ParseError::at(src, offset, "");
-    format!("{}:{}", e.line, e.column)
 }
 
 #[cfg(test)]

@@ -17,3 +17,491 @@ fn parse_err(text: &str) -> ParseError {
         Err(e) => e,
     }
 }
+
+const SMALL: &str = r#"HloModule small, entry_computation_layout={(f32[4]{0})->f32[4]{0}}
+
+%add (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %s = f32[] add(%x, %y)
+}
+
+ENTRY %main (p: f32[4]) -> f32[4] {
+  %p = f32[4]{0} parameter(0), metadata={op_name="a{b}" source_file="x,y"}
+  %c = f32[] constant(0)
+  %r = f32[] reduce(%p, %c), dimensions={0}, to_apply=%add
+  %b = f32[4]{0} broadcast(%r), dimensions={}
+  ROOT %n = f32[4]{0} add(f32[4]{0} %p, %b)
+}
+"#;
+
+#[test]
+fn parses_a_small_module_with_typed_and_raw_attributes() {
+    let m = parse_ok(SMALL);
+    assert_eq!(m.name, "small");
+    assert_eq!(m.header_attrs[0].0, "entry_computation_layout");
+    assert_eq!(m.header_attrs[0].1, "{(f32[4]{0})->f32[4]{0}}");
+    assert_eq!(m.computations.len(), 2);
+    assert_eq!(m.entry, 1);
+    let main = &m.computations[1];
+    assert_eq!(main.root, 4);
+    let p = &main.instructions[0];
+    assert_eq!(p.parameter_number, Some(0));
+    assert_eq!(
+        p.attr("metadata"),
+        Some(&Attr::Raw(r#"{op_name="a{b}" source_file="x,y"}"#.into()))
+    );
+    let r = &main.instructions[2];
+    assert_eq!(r.operands, vec![0, 1]);
+    assert_eq!(r.dimensions(), Some(&[0i64][..]));
+    assert_eq!(r.comp("to_apply"), Some(0));
+    assert_eq!(main.instructions[3].dimensions(), Some(&[][..]));
+    assert_eq!(main.instructions[4].operands, vec![0, 3]);
+}
+
+#[test]
+fn printing_then_parsing_gives_the_same_module() {
+    let m = parse_ok(SMALL);
+    let text = module_to_string(&m);
+    assert_eq!(parse_ok(&text), m);
+    assert_eq!(module_to_string(&parse_ok(&text)), text);
+}
+
+#[test]
+fn computations_may_be_referenced_before_definition_and_entry_defaults_to_last() {
+    let m = parse_ok(
+        "HloModule m\n%main (p: f32[]) -> f32[] {\n  %p = f32[] parameter(0)\n  ROOT %c = f32[] call(%p), to_apply=%later\n}\n\n%later (q: f32[]) -> f32[] {\n  ROOT %q = f32[] parameter(0)\n}\n\nENTRY %e () -> f32[] {\n  %k = f32[] constant(1)\n  ROOT %c = f32[] call(%k), to_apply=%main\n}\n",
+    );
+    assert_eq!(m.computations[0].instructions[1].comp("to_apply"), Some(1));
+    assert_eq!(m.entry, 2);
+    let m = parse_ok("HloModule m\n%a () -> f32[] {\n  ROOT %k = f32[] constant(1)\n}\n%b () -> f32[] {\n  ROOT %k = f32[] constant(2)\n}\n");
+    assert_eq!(
+        m.entry, 1,
+        "without ENTRY the last computation is the entry"
+    );
+}
+
+#[test]
+fn layouts_dynamic_dims_tuples_tokens_and_comments() {
+    let m = parse_ok(
+        "HloModule m /* c */\n// line comment\nENTRY %e (p: (f32[2,<=3], token[])) -> f32[?] {\n  %p = (f32[2,<=3]{1,0:T(8,128)(2,1)E(4)S(1)L(2)}, /*index=1*/token[]) parameter(0)\n  ROOT %g = f32[?]{0} custom-call(%p), custom_call_target=\"f\\\"x\"\n}\n",
+    );
+    let p = &m.computations[0].instructions[0];
+    let Shape::Tuple(t) = &p.shape else { panic!() };
+    let a = t[0].as_array().unwrap();
+    assert_eq!(a.dims, vec![2, 3]);
+    assert_eq!(a.dynamic, vec![false, true]);
+    let l = a.layout.as_ref().unwrap();
+    assert_eq!(l.tiles, vec![vec![8, 128], vec![2, 1]]);
+    assert_eq!((l.element_size_bits, l.memory_space), (4, 1));
+    assert_eq!(l.other, vec!["L(2)".to_string()]);
+    assert_eq!(t[1], Shape::Token);
+    let g = &m.computations[0].instructions[1];
+    assert_eq!(
+        g.shape.as_array().unwrap().dims,
+        vec![crate::shape::UNBOUNDED_SIZE]
+    );
+    assert_eq!(g.string("custom_call_target"), Some("f\"x"));
+    let text = module_to_string(&m);
+    assert_eq!(parse_ok(&text), m);
+}
+
+#[test]
+fn typed_attributes_window_conv_padding_slice_and_control_predecessors() {
+    let m = parse_ok(
+        "HloModule m\nENTRY %e (a: f32[1,8,8,3], k: f32[3,3,3,4]) -> f32[1,4,4,4] {\n  %a = f32[1,8,8,3] parameter(0)\n  %k = f32[3,3,3,4] parameter(1)\n  %s = f32[1,8,2,3] slice(%a), slice={[0:1], [0:8], [0:8:4], [0:3]}\n  %z = f32[] constant(0)\n  %q = f32[1,9,10,3] pad(%a, %z), padding=0_0x0_1x1_1_0x0_0, control-predecessors={%s}\n  ROOT %c = f32[1,4,4,4] convolution(%a, %k), window={size=3x3 stride=2x2 pad=1_0x1_0 rhs_reversal=0x1}, dim_labels=b01f_01io->b01f, feature_group_count=1\n}\n",
+    );
+    let c = &m.computations[0];
+    assert_eq!(
+        c.instructions[2].slice().unwrap()[2],
+        SliceDim {
+            start: 0,
+            limit: 8,
+            stride: 4
+        }
+    );
+    assert_eq!(
+        c.instructions[4].padding().unwrap()[2],
+        PaddingDim {
+            low: 1,
+            high: 1,
+            interior: 0
+        }
+    );
+    assert_eq!(c.instructions[4].control_predecessors(), &[2]);
+    let w = c.instructions[5].window().unwrap();
+    assert_eq!(
+        (w.dims[0].size, w.dims[0].stride, w.dims[0].padding_low),
+        (3, 2, 1)
+    );
+    assert!(w.dims[1].window_reversal && !w.dims[0].window_reversal);
+    let d = c.instructions[5].conv_dims().unwrap();
+    assert_eq!(
+        (d.input_batch, d.input_feature, d.input_spatial.clone()),
+        (0, 3, vec![1, 2])
+    );
+    assert_eq!((d.kernel_input_feature, d.kernel_output_feature), (2, 3));
+    assert_eq!(c.instructions[5].int("feature_group_count"), Some(1));
+    crate::verify::verify_module(&m).unwrap();
+    assert_eq!(parse_ok(&module_to_string(&m)), m);
+}
+
+#[test]
+fn constants_of_every_kind_round_trip() {
+    let m = parse_ok(
+        "HloModule m\nENTRY %e () -> () {\n  %a = f32[2,2] constant({ { 1, 2.5 }, { -inf, nan } })\n  %b = pred[3] constant({true, false, true})\n  %c = c64[2] constant({(1, -2), (0.5, 3)})\n  %d = u64[] constant(18446744073709551615)\n  %e = s8[2] constant({-128, 127})\n  %f = f32[4] constant({-nan, nan(0x1), 1e-07, 3.4028235e+38})\n  %g = bf16[2] constant({0.1001, 1e+30})\n  %h = f8e4m3fn[2] constant({448, -0.5})\n  %i = f32[100] constant({...})\n  %j = (f32[], s32[1]) constant((1, {2}))\n  %k = f64[0] constant({})\n  ROOT %t = () tuple()\n}\n",
+    );
+    let c = &m.computations[0];
+    assert_eq!(c.instructions[8].constant, Some(Constant::Elided));
+    let text = module_to_string(&m);
+    let back = parse_ok(&text);
+    assert_eq!(back, m, "printed:\n{text}");
+    let f = match &c.instructions[5].constant {
+        Some(Constant::Literal(Literal::Array(a))) => a.clone(),
+        _ => panic!(),
+    };
+    assert_eq!(f.bits(0) as u32, 0xffc0_0000);
+    assert_eq!(f.bits(1) as u32, 0x7f80_0001);
+}
+
+#[test]
+fn async_syntax_sugar_becomes_explicit_async_wrapped_computation() {
+    let m = parse_ok(
+        "HloModule m\nENTRY %main (a: f32[4]) -> f32[4] {\n  %a = f32[4] parameter(0)\n  %s = ((f32[4]), f32[4], s32[]) custom-call-start(%a), async_execution_thread=\"host\", custom_call_target=\"foo\"\n  %u = ((f32[4]), f32[4], s32[]) custom-call-update(%s)\n  ROOT %d = f32[4] custom-call-done(%u)\n}\n",
+    );
+    assert_eq!(m.computations.len(), 2);
+    assert_eq!(m.entry, 1);
+    let w = &m.computations[0];
+    assert_eq!(w.name, "s.async_wrapped");
+    assert_eq!(
+        w.trailing_attrs,
+        vec![("execution_thread".to_string(), "\"host\"".to_string())]
+    );
+    let inner = w.root_instruction();
+    assert_eq!(inner.opcode, Opcode::CustomCall);
+    assert_eq!(inner.string("custom_call_target"), Some("foo"));
+    let main = &m.computations[1];
+    assert_eq!(main.instructions[1].opcode, Opcode::AsyncStart);
+    assert_eq!(main.instructions[1].comp("calls"), Some(0));
+    assert_eq!(
+        main.instructions[1].string("async_execution_thread"),
+        Some("host")
+    );
+    assert_eq!(main.instructions[2].opcode, Opcode::AsyncUpdate);
+    assert_eq!(main.instructions[3].opcode, Opcode::AsyncDone);
+    // Real -start opcodes stay themselves.
+    let m2 = parse_ok("HloModule m\nENTRY %e (a: f32[4]) -> f32[4] {\n  %a = f32[4] parameter(0)\n  %s = (f32[4], f32[4], u32[]) copy-start(%a)\n  ROOT %d = f32[4] copy-done(%s)\n}\n");
+    assert_eq!(m2.computations[0].instructions[1].opcode, Opcode::CopyStart);
+    let text = module_to_string(&m);
+    assert_eq!(parse_ok(&text), m);
+}
+
+#[test]
+fn empty_attribute_slots_and_execution_thread_are_accepted() {
+    let m = parse_ok("HloModule m\n%w (p: f32[]) -> f32[] {\n  ROOT %p = f32[] parameter(0)\n}, execution_thread=\"host\"\n\nENTRY %e (a: f32[]) -> f32[] {\n  %a = f32[] parameter(0)\n  ROOT %c = f32[] call(%a), to_apply=%w, , backend_config={\"x\":1}\n}\n");
+    assert_eq!(m.computations[0].trailing_attrs[0].1, "\"host\"");
+    assert_eq!(
+        m.computations[1].instructions[1].attr("backend_config"),
+        Some(&Attr::Raw("{\"x\":1}".into()))
+    );
+}
+
+#[test]
+fn stack_frame_tables_are_kept_verbatim() {
+    let m = parse_ok("HloModule m\n\nFileNames\n1 \"a.py\"\n\nFunctionNames\n1 \"f\"\n\nFileLocations\n1 {file_name_id=1 function_name_id=1 line=1 end_line=1 column=1 end_column=2}\n\nStackFrames\n1 {file_location_id=1 parent_frame_id=1}\n\nENTRY %e () -> f32[] {\n  ROOT %k = f32[] constant(1)\n}\n");
+    assert_eq!(m.stack_frame_tables.len(), 8);
+    assert_eq!(m.stack_frame_tables[1], "1 \"a.py\"");
+    assert_eq!(parse_ok(&module_to_string(&m)), m);
+}
+
+// ---- malformed input: every error has the right line:col and no input panics ----
+
+fn assert_err_at(text: &str, line: usize, col: usize, needle: &str) {
+    let e = parse_err(text);
+    assert_eq!(
+        (e.line, e.column),
+        (line, col),
+        "wrong position for {needle:?}: {e}"
+    );
+    assert!(
+        e.message.contains(needle),
+        "message {:?} lacks {needle:?}",
+        e.message
+    );
+    let shown = e.to_string();
+    assert!(
+        shown.starts_with(&format!("{line}:{col}: error: ")),
+        "{shown}"
+    );
+    assert!(
+        shown.lines().nth(2).is_some_and(|l| l.ends_with('^')),
+        "{shown}"
+    );
+}
+
+#[test]
+fn unknown_opcode_is_reported_at_the_opcode() {
+    assert_err_at(
+        "HloModule m\nENTRY %e () -> f32[] {\n  ROOT %k = f32[] frobnicate()\n}\n",
+        3,
+        19,
+        "unknown opcode 'frobnicate'",
+    );
+}
+
+#[test]
+fn junk_and_binary_input_are_errors() {
+    assert_err_at("\u{1}\u{2}garbage", 1, 1, "expected 'HloModule'");
+    assert_err_at("", 1, 1, "expected 'HloModule'");
+    let e = parse_module_bytes(b"HloModule m\nENTRY %e \xff\xfe").unwrap_err();
+    assert_eq!((e.line, e.column), (2, 10));
+    assert!(e.message.contains("not UTF-8"));
+    assert_err_at(
+        "HloModule m\n\u{0}\u{0}",
+        2,
+        1,
+        "expected a computation name",
+    );
+}
+
+#[test]
+fn truncated_files_are_errors_at_every_cut() {
+    for cut in 0..SMALL.len() {
+        if !SMALL.is_char_boundary(cut) {
+            continue;
+        }
+        let prefix = &SMALL[..cut];
+        // A cut right after a computation's closing brace leaves a complete module.
+        if prefix.trim_end().ends_with("\n}") {
+            continue;
+        }
+        let r = parse_module(prefix);
+        assert!(r.is_err(), "truncated at {cut} parsed:\n{prefix}");
+    }
+    assert_err_at(
+        "HloModule m\nENTRY %e () -> f32[] {\n  ROOT %k = f32[] constant(1)\n",
+        2,
+        22,
+        "is not closed",
+    );
+}
+
+#[test]
+fn unbalanced_brackets_and_strings_are_errors() {
+    assert_err_at(
+        "HloModule m\nENTRY %e () -> f32[] {\n  ROOT %k = f32[] constant(1), metadata={op_name=\"x\"\n}\n",
+        3,
+        41,
+        "unbalanced '{'",
+    );
+    assert_err_at(
+        "HloModule m\nENTRY %e () -> f32[] {\n  ROOT %k = f32[] constant(1), metadata={op_name=\"x}\n}\n",
+        3,
+        50,
+        "unterminated string",
+    );
+    assert_err_at(
+        "HloModule m\nENTRY %e () -> f32[] {\n  ROOT %k = f32[] constant(1), metadata={a=(1]}\n}\n",
+        3,
+        46,
+        "']' closes the '(' opened at 3:44",
+    );
+    assert_err_at(
+        "HloModule m /* never closed\n",
+        1,
+        13,
+        "unterminated /* comment",
+    );
+}
+
+#[test]
+fn huge_numbers_are_errors_not_overflows() {
+    assert_err_at(
+        "HloModule m\nENTRY %e () -> f32[] {\n  ROOT %k = f32[99999999999999999999] parameter(0)\n}\n",
+        3,
+        17,
+        "does not fit in 64 bits",
+    );
+    assert_err_at(
+        "HloModule m\nENTRY %e () -> s8[] {\n  ROOT %k = s8[] constant(300)\n}\n",
+        3,
+        27,
+        "out of range for s8",
+    );
+    assert_err_at(
+        "HloModule m\nENTRY %e () -> u64[] {\n  ROOT %k = u64[] constant(18446744073709551616)\n}\n",
+        3,
+        28,
+        "does not fit in 64 bits",
+    );
+    assert_err_at(
+        "HloModule m\nENTRY %e () -> f32[] {\n  ROOT %k = f32[] parameter(-1)\n}\n",
+        3,
+        29,
+        "negative parameter number",
+    );
+    // A huge (but representable) shape allocates nothing until elements are written.
+    assert_err_at(
+        "HloModule m\nENTRY %e () -> f32[] {\n  ROOT %k = f32[4000000000000,4000000000000] constant({1})\n}\n",
+        3,
+        56,
+        "expected '{' for dimension 1",
+    );
+    assert_err_at(
+        "HloModule m\nENTRY %e () -> f32[] {\n  ROOT %k = f32[4000000000000] constant({1})\n}\n",
+        3,
+        41,
+        "dimension 0 has 1 elements here but the shape says 4000000000000",
+    );
+}
+
+#[test]
+fn deep_nesting_is_an_error_not_a_stack_overflow() {
+    let deep_shape = format!(
+        "HloModule m\nENTRY %e () -> f32[] {{\n  ROOT %k = {}f32[]{} parameter(0)\n}}\n",
+        "(".repeat(100_000),
+        ")".repeat(100_000)
+    );
+    let e = parse_err(&deep_shape);
+    assert_eq!(e.line, 3);
+    assert!(e.message.contains("nested deeper"), "{e}");
+    let deep_raw = format!(
+        "HloModule m\nENTRY %e () -> f32[] {{\n  ROOT %k = f32[] constant(1), metadata={}\n}}\n",
+        "{".repeat(1_000_000)
+    );
+    let e = parse_err(&deep_raw);
+    assert!(e.message.contains("unbalanced"), "{e}");
+    let rank = 100_000;
+    let deep_lit = format!(
+        "HloModule m\nENTRY %e () -> f32[] {{\n  ROOT %k = f32[{}] constant({}1{})\n}}\n",
+        vec!["1"; rank].join(","),
+        "{".repeat(rank),
+        "}".repeat(rank)
+    );
+    let e = parse_err(&deep_lit);
+    assert!(e.message.contains("too deep"), "{e}");
+}
+
+#[test]
+fn wrong_literal_shapes_are_errors() {
+    assert_err_at(
+        "HloModule m\nENTRY %e () -> f32[2] {\n  ROOT %k = f32[2] constant({1, 2, 3})\n}\n",
+        3,
+        35,
+        "too many elements",
+    );
+    assert_err_at(
+        "HloModule m\nENTRY %e () -> f32[2,2] {\n  ROOT %k = f32[2,2] constant({1, 2})\n}\n",
+        3,
+        32,
+        "expected '{' for dimension 1",
+    );
+    assert_err_at(
+        "HloModule m\nENTRY %e () -> pred[] {\n  ROOT %k = pred[] constant(2)\n}\n",
+        3,
+        29,
+        "pred value must be true or false",
+    );
+    assert_err_at(
+        "HloModule m\nENTRY %e () -> s32[] {\n  ROOT %k = s32[] constant(1.5)\n}\n",
+        3,
+        28,
+        "found a floating-point number",
+    );
+}
+
+#[test]
+fn undefined_names_duplicates_and_structure_errors() {
+    assert_err_at(
+        "HloModule m\nENTRY %e () -> f32[] {\n  ROOT %n = f32[] negate(%x)\n}\n",
+        3,
+        26,
+        "instruction %x is not defined",
+    );
+    assert_err_at(
+        "HloModule m\nENTRY %e (p: f32[]) -> f32[] {\n  %p = f32[] parameter(0)\n  ROOT %c = f32[] call(%p), to_apply=%nowhere\n}\n",
+        4,
+        38,
+        "computation %nowhere is not defined",
+    );
+    assert_err_at(
+        "HloModule m\nENTRY %e () -> f32[] {\n  %k = f32[] constant(1)\n  ROOT %k = f32[] constant(2)\n}\n",
+        4,
+        8,
+        "used twice",
+    );
+    assert_err_at(
+        "HloModule m\nENTRY %e () -> f32[] {\n  ROOT %a = f32[] constant(1)\n  ROOT %b = f32[] constant(2)\n}\n",
+        4,
+        3,
+        "a second ROOT",
+    );
+    assert_err_at(
+        "HloModule m\nENTRY %e () -> f32[] {\n  ROOT %a = f32[] constant(1) junk\n}\n",
+        3,
+        31,
+        "expected ','",
+    );
+    assert_err_at(
+        "HloModule m\nENTRY %e () -> f32[] {\n  ROOT %a = f33[] constant(1)\n}\n",
+        3,
+        13,
+        "unknown element type 'f33'",
+    );
+    assert_err_at(
+        "HloModule m\nENTRY %e () -> f32[] {\n  ROOT %a = f32[] constant(1), dimensions={1,x}\n}\n",
+        3,
+        46,
+        "expected dimensions (an integer)",
+    );
+    assert_err_at(
+        "HloModule m\nENTRY %e () -> f32[] {\n  ROOT %a = f32[] constant(1), is_stable=maybe\n}\n",
+        3,
+        42,
+        "takes true or false",
+    );
+}
+
+#[test]
+fn long_lines_get_a_windowed_snippet_with_the_caret_under_the_error() {
+    let long = format!(
+        "HloModule m\nENTRY %e () -> f32[] {{\n  ROOT %a = f32[] constant(1), metadata={{op_name=\"{}\"}} ??\n}}\n",
+        "x".repeat(1000)
+    );
+    let e = parse_err(&long);
+    assert!(e.snippet.chars().count() <= 170, "{}", e.snippet.len());
+    assert_eq!(e.snippet.chars().nth(e.caret), Some('?'));
+}
+
+/// A deterministic mutation sweep: random byte edits of a valid module never panic.
+#[test]
+fn random_mutations_never_panic() {
+    let base = SMALL.as_bytes();
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let alphabet = b"{}()[],=%:\"\\/*-0123456789.xe\n \x00\xffabcf";
+    for _ in 0..3000 {
+        let mut v = base.to_vec();
+        for _ in 0..(1 + next() % 4) {
+            let i = (next() as usize) % v.len();
+            match next() % 3 {
+                0 => v[i] = alphabet[(next() as usize) % alphabet.len()],
+                1 => {
+                    v.remove(i);
+                }
+                _ => v.insert(i, alphabet[(next() as usize) % alphabet.len()]),
+            }
+        }
+        if let Ok(m) = parse_module_bytes(&v) {
+            // Whatever parses must print and re-parse to the same module.
+            let text = module_to_string(&m);
+            assert_eq!(parse_ok(&text), m);
+            let _ = crate::verify::verify_module(&m);
+        }
+    }
+}
