@@ -1,1 +1,112 @@
-//! The reference interpreter (oracle).
+//! `interp`: hlo-diff's reference HLO interpreter (the oracle).
+//!
+//! It evaluates an [`hlo::Module`] on [`hlo::Literal`] arguments with XLA's semantics
+//! (HloEvaluator's edge cases: integer division by zero, shifts past the width, saturating
+//! float-to-int conversion, clamped dynamic indices, NaN-propagating min/max, total-order compare,
+//! stable sort, reduce-precision). Values are typed buffers (one `Vec` per element type, see
+//! [`value::Buffer`]); each op dispatches on the element type once and then runs a tight loop.
+//!
+//! Errors separate what the program asked for and we cannot do ([`EvalError::Unsupported`]),
+//! resource limits ([`EvalError::Budget`]), modules that are ill-formed at run time
+//! ([`EvalError::Invalid`]) and bugs of the interpreter itself ([`EvalError::Internal`]).
+//! See `OPS.md` for the op table and `KNOWN_DIFFERENCES.md` for where we differ from XLA CPU.
+
+mod attrs;
+mod control;
+mod convert;
+mod dot;
+mod elementwise;
+mod eval;
+mod fft;
+mod linalg;
+mod reduce;
+mod rng;
+mod shape_ops;
+mod sort;
+pub mod value;
+
+use hlo::{Literal, Module};
+
+/// Why an evaluation produced no result.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum EvalError {
+    /// The module uses an op, custom-call target, attribute form or element type the interpreter
+    /// does not implement.
+    #[error("unsupported: {what}")]
+    Unsupported { what: String },
+    /// A limit of [`EvalOptions`] was exceeded (steps or bytes).
+    #[error("budget exceeded: {what}")]
+    Budget { what: String },
+    /// The module is ill-formed in a way found while running it (wrong operand shapes, missing
+    /// attributes, wrong argument count, ...).
+    #[error("invalid module at {instr}: {why}")]
+    Invalid { instr: String, why: String },
+    /// A bug of the interpreter (a caught panic): never the program's fault.
+    #[error("internal interpreter error: {why}")]
+    Internal { why: String },
+}
+
+/// Limits that turn a runaway evaluation into [`EvalError::Budget`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct EvalOptions {
+    /// Instructions evaluated, counting those inside called computations (while bodies, reducers,
+    /// comparators applied per element).
+    pub max_steps: u64,
+    /// Bytes of live values (and of any one value being made).
+    pub max_bytes: u64,
+}
+
+impl Default for EvalOptions {
+    fn default() -> Self {
+        EvalOptions {
+            max_steps: 200_000_000,
+            max_bytes: 8 << 30,
+        }
+    }
+}
+
+/// Evaluates the entry computation of `module` on `args` with default limits.
+pub fn evaluate(module: &Module, args: &[Literal]) -> Result<Literal, EvalError> {
+    evaluate_with(module, args, &EvalOptions::default())
+}
+
+/// Evaluates the entry computation of `module` on `args`.
+pub fn evaluate_with(
+    module: &Module,
+    args: &[Literal],
+    opts: &EvalOptions,
+) -> Result<Literal, EvalError> {
+    let run = || -> Result<Literal, EvalError> {
+        let vals = args
+            .iter()
+            .map(value::Value::from_literal)
+            .collect::<Result<Vec<_>, _>>()?;
+        let out = eval::run_entry(module, vals, opts)?;
+        Ok(out.to_literal())
+    };
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+        Ok(r) => r,
+        Err(p) => {
+            let why = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "panic".into());
+            Err(EvalError::Internal { why })
+        }
+    }
+}
+
+pub(crate) type Result<T, E = EvalError> = std::result::Result<T, E>;
+
+/// An [`EvalError::Invalid`] whose instruction name the evaluation loop fills in.
+pub(crate) fn invalid(why: impl Into<String>) -> EvalError {
+    EvalError::Invalid {
+        instr: String::new(),
+        why: why.into(),
+    }
+}
+
+pub(crate) fn unsupported(what: impl Into<String>) -> EvalError {
+    EvalError::Unsupported { what: what.into() }
+}

@@ -1,0 +1,366 @@
+//! dot (general dimension numbers) and convolution.
+//!
+//! Operands are widened (floats to f64, integers to i64, complex to Complex64); products are
+//! accumulated in the wide type and rounded once to the result type. XLA CPU accumulates f32 dots
+//! in f32 (in an order of its own), so float results agree within a tolerance, not bit for bit.
+//! Integer dots wrap exactly like XLA's (arithmetic modulo 2^width).
+
+use crate::attrs;
+use crate::convert::convert;
+use crate::elementwise::{to_c64s, to_f64s, to_i64s};
+use crate::eval::out_dims;
+use crate::value::{for_each_index, product, strides, Array, Buffer};
+use crate::{invalid, unsupported, Result};
+use hlo::{Instruction, PrimitiveType, TypeClass};
+use num_complex::Complex64;
+use rayon::prelude::*;
+
+/// The accumulation domain.
+pub trait Acc: Copy + Send + Sync + 'static {
+    const ZERO: Self;
+    fn mul_add(self, a: Self, b: Self) -> Self;
+}
+impl Acc for f64 {
+    const ZERO: f64 = 0.0;
+    #[inline(always)]
+    fn mul_add(self, a: f64, b: f64) -> f64 {
+        self + a * b
+    }
+}
+impl Acc for i64 {
+    const ZERO: i64 = 0;
+    #[inline(always)]
+    fn mul_add(self, a: i64, b: i64) -> i64 {
+        self.wrapping_add(a.wrapping_mul(b))
+    }
+}
+impl Acc for Complex64 {
+    const ZERO: Complex64 = Complex64::new(0.0, 0.0);
+    #[inline(always)]
+    fn mul_add(self, a: Complex64, b: Complex64) -> Complex64 {
+        self + a * b
+    }
+}
+
+enum Wide {
+    F(Vec<f64>),
+    I(Vec<i64>),
+    C(Vec<Complex64>),
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Domain {
+    F,
+    I,
+    C,
+}
+
+fn domain(tys: &[PrimitiveType]) -> Domain {
+    if tys.iter().any(|t| t.is_complex()) {
+        Domain::C
+    } else if tys.iter().any(|t| t.is_float()) {
+        Domain::F
+    } else {
+        Domain::I
+    }
+}
+
+fn widen(b: &Buffer, d: Domain) -> Result<Wide> {
+    Ok(match d {
+        Domain::F => Wide::F(to_f64s(b)),
+        Domain::I => Wide::I(to_i64s(b).ok_or_else(|| unsupported("integer dot of non-integers"))?),
+        Domain::C => Wide::C(to_c64s(b)),
+    })
+}
+
+/// Converts a wide result to the output element type (one rounding).
+fn narrow(w: Wide, dims: Vec<usize>, ty: PrimitiveType) -> Result<Array> {
+    let a = match w {
+        Wide::F(v) => Array::new(PrimitiveType::F64, dims, Buffer::F64(v)),
+        Wide::I(v) => Array::new(PrimitiveType::S64, dims, Buffer::S64(v)),
+        Wide::C(v) => Array::new(PrimitiveType::C128, dims, Buffer::C128(v)),
+    };
+    if ty.class() == TypeClass::Unsigned
+        || ty.class() == TypeClass::Signed
+        || ty == PrimitiveType::Pred
+    {
+        if a.ty == PrimitiveType::S64 {
+            return convert(&a, ty);
+        }
+    }
+    convert(&a, ty)
+}
+
+/// out[b][m][n] = sum_k l[b][m][k] * r[b][k][n]
+fn batched_matmul<T: Acc>(l: &[T], r: &[T], bsz: usize, m: usize, k: usize, n: usize) -> Vec<T> {
+    let row = |bm: usize| -> Vec<T> {
+        let b = bm / m.max(1);
+        let lrow = &l[bm * k..bm * k + k];
+        let rb = &r[b * k * n..(b + 1) * k * n];
+        let mut acc = vec![T::ZERO; n];
+        for (kk, &a) in lrow.iter().enumerate() {
+            let rr = &rb[kk * n..kk * n + n];
+            for (o, &x) in acc.iter_mut().zip(rr) {
+                *o = o.mul_add(a, x);
+            }
+        }
+        acc
+    };
+    let rows = bsz * m;
+    if rows * k * n >= (1 << 18) && rows > 1 {
+        (0..rows).into_par_iter().flat_map_iter(row).collect()
+    } else {
+        (0..rows).flat_map(row).collect()
+    }
+}
+
+/// Positions of an operand's elements in the order of `order` (a permutation of its dims).
+fn permuted_positions(dims: &[usize], order: &[usize]) -> Vec<usize> {
+    let st = strides(dims);
+    let pd: Vec<usize> = order.iter().map(|&d| dims[d]).collect();
+    let mut out = Vec::with_capacity(product(dims));
+    for_each_index(&pd, |idx, _| {
+        out.push(idx.iter().zip(order).map(|(&x, &d)| x * st[d]).sum())
+    });
+    out
+}
+
+pub fn dot(i: &Instruction, l: &Array, r: &Array) -> Result<Array> {
+    let (ty, dims) = out_dims(i)?;
+    let lb = attrs::dims(i, "lhs_batch_dims")?;
+    let rb = attrs::dims(i, "rhs_batch_dims")?;
+    let lc = attrs::dims(i, "lhs_contracting_dims")?;
+    let rc = attrs::dims(i, "rhs_contracting_dims")?;
+    let ok = lb.len() == rb.len()
+        && lc.len() == rc.len()
+        && lb.iter().chain(&lc).all(|&d| d < l.dims.len())
+        && rb.iter().chain(&rc).all(|&d| d < r.dims.len())
+        && lb.iter().zip(&rb).all(|(&a, &b)| l.dims[a] == r.dims[b])
+        && lc.iter().zip(&rc).all(|(&a, &b)| l.dims[a] == r.dims[b]);
+    if !ok {
+        return Err(invalid("inconsistent dot dimension numbers"));
+    }
+    let lf: Vec<usize> = (0..l.dims.len())
+        .filter(|d| !lb.contains(d) && !lc.contains(d))
+        .collect();
+    let rf: Vec<usize> = (0..r.dims.len())
+        .filter(|d| !rb.contains(d) && !rc.contains(d))
+        .collect();
+    let bsz: usize = lb.iter().map(|&d| l.dims[d]).product();
+    let m: usize = lf.iter().map(|&d| l.dims[d]).product();
+    let k: usize = lc.iter().map(|&d| l.dims[d]).product();
+    let n: usize = rf.iter().map(|&d| r.dims[d]).product();
+    let expect: Vec<usize> = lb
+        .iter()
+        .map(|&d| l.dims[d])
+        .chain(lf.iter().map(|&d| l.dims[d]))
+        .chain(rf.iter().map(|&d| r.dims[d]))
+        .collect();
+    if expect != dims {
+        return Err(invalid(format!(
+            "dot result dims {dims:?}, expected {expect:?}"
+        )));
+    }
+    let lorder: Vec<usize> = lb.iter().chain(&lf).chain(&lc).copied().collect();
+    let rorder: Vec<usize> = rb.iter().chain(&rc).chain(&rf).copied().collect();
+    let lbuf = l.buf.take(&permuted_positions(&l.dims, &lorder));
+    let rbuf = r.buf.take(&permuted_positions(&r.dims, &rorder));
+    let d = domain(&[l.ty, r.ty, ty]);
+    let out = match (widen(&lbuf, d)?, widen(&rbuf, d)?) {
+        (Wide::F(a), Wide::F(b)) => Wide::F(batched_matmul(&a, &b, bsz, m, k, n)),
+        (Wide::I(a), Wide::I(b)) => Wide::I(batched_matmul(&a, &b, bsz, m, k, n)),
+        (Wide::C(a), Wide::C(b)) => Wide::C(batched_matmul(&a, &b, bsz, m, k, n)),
+        _ => return Err(invalid("dot operand domains differ")),
+    };
+    narrow(out, dims, ty)
+}
+
+/// Convolution as the StableHLO spec defines it, including feature and batch groups.
+pub fn convolution(i: &Instruction, l: &Array, r: &Array) -> Result<Array> {
+    let (ty, dims) = out_dims(i)?;
+    let dl = i
+        .conv_dims()
+        .ok_or_else(|| invalid("convolution without dim_labels"))?;
+    let fgc = attrs::int(i, "feature_group_count")?.unwrap_or(1);
+    let bgc = attrs::int(i, "batch_group_count")?.unwrap_or(1);
+    let nsp = dl.input_spatial.len();
+    let default_window = hlo::Window {
+        dims: vec![hlo::WindowDim::default(); nsp],
+    };
+    let w = i.window().unwrap_or(&default_window);
+    let u = |x: i64| usize::try_from(x).ok();
+    let bad = || invalid("inconsistent convolution dimension numbers");
+    let rank = l.dims.len();
+    if dl.kernel_spatial.len() != nsp
+        || dl.output_spatial.len() != nsp
+        || w.dims.len() != nsp
+        || rank != nsp + 2
+        || r.dims.len() != rank
+        || dims.len() != rank
+        || fgc < 1
+        || bgc < 1
+    {
+        return Err(bad());
+    }
+    let ib = u(dl.input_batch).filter(|&d| d < rank).ok_or_else(bad)?;
+    let ifd = u(dl.input_feature).filter(|&d| d < rank).ok_or_else(bad)?;
+    let kif = u(dl.kernel_input_feature)
+        .filter(|&d| d < rank)
+        .ok_or_else(bad)?;
+    let kof = u(dl.kernel_output_feature)
+        .filter(|&d| d < rank)
+        .ok_or_else(bad)?;
+    let ob = u(dl.output_batch).filter(|&d| d < rank).ok_or_else(bad)?;
+    let of = u(dl.output_feature).filter(|&d| d < rank).ok_or_else(bad)?;
+    let isp: Vec<usize> = dl
+        .input_spatial
+        .iter()
+        .map(|&d| u(d).filter(|&d| d < rank))
+        .collect::<Option<_>>()
+        .ok_or_else(bad)?;
+    let ksp: Vec<usize> = dl
+        .kernel_spatial
+        .iter()
+        .map(|&d| u(d).filter(|&d| d < rank))
+        .collect::<Option<_>>()
+        .ok_or_else(bad)?;
+    let osp: Vec<usize> = dl
+        .output_spatial
+        .iter()
+        .map(|&d| u(d).filter(|&d| d < rank))
+        .collect::<Option<_>>()
+        .ok_or_else(bad)?;
+    let (fgc, bgc) = (fgc as usize, bgc as usize);
+    let in_batch = l.dims[ib];
+    let in_feat = l.dims[ifd];
+    let k_in = r.dims[kif];
+    let k_out = r.dims[kof];
+    let out_feat = dims[of];
+    let out_batch = dims[ob];
+    if in_feat % fgc != 0
+        || in_feat / fgc != k_in
+        || k_out % fgc != 0
+        || k_out % bgc != 0
+        || in_batch % bgc != 0
+        || out_batch * bgc != in_batch
+        || out_feat != k_out
+    {
+        return Err(invalid("convolution feature/batch group sizes do not fit"));
+    }
+    if w.dims
+        .iter()
+        .any(|d| d.stride < 1 || d.base_dilation < 1 || d.window_dilation < 1)
+    {
+        return Err(invalid("bad convolution window"));
+    }
+    for s in 0..nsp {
+        if w.dims[s].size as usize != r.dims[ksp[s]] {
+            return Err(invalid(
+                "window size differs from the kernel's spatial size",
+            ));
+        }
+    }
+    // For each spatial dim: (output pos, kernel pos) -> input pos or none.
+    let tables: Vec<Vec<Option<usize>>> = (0..nsp)
+        .map(|s| {
+            let wd = &w.dims[s];
+            let (no, nk, ni) = (dims[osp[s]], r.dims[ksp[s]], l.dims[isp[s]]);
+            let mut t = vec![None; no * nk];
+            for o in 0..no {
+                for k in 0..nk {
+                    let x = o as i64 * wd.stride + k as i64 * wd.window_dilation - wd.padding_low;
+                    if x >= 0 && x % wd.base_dilation == 0 && ((x / wd.base_dilation) as usize) < ni
+                    {
+                        let kk = if wd.window_reversal { nk - 1 - k } else { k };
+                        t[o * nk + kk] = Some((x / wd.base_dilation) as usize);
+                    }
+                }
+            }
+            t
+        })
+        .collect();
+    let lst = strides(&l.dims);
+    let rst = strides(&r.dims);
+    let ost = strides(&dims);
+    let kspd: Vec<usize> = ksp.iter().map(|&d| r.dims[d]).collect();
+    let ospd: Vec<usize> = osp.iter().map(|&d| dims[d]).collect();
+    let of_per_fg = out_feat / fgc;
+    let of_per_bg = out_feat / bgc;
+    let d = domain(&[l.ty, r.ty, ty]);
+    let n_out = product(&dims);
+    fn run<T: Acc>(
+        lw: &[T],
+        rw: &[T],
+        n_out: usize,
+        out_batch: usize,
+        out_feat: usize,
+        ospd: &[usize],
+        kspd: &[usize],
+        f: &(dyn Fn(usize, usize, &[usize], &[usize]) -> Option<(usize, usize, usize)> + Sync),
+        k_in: usize,
+        lfs: usize,
+        rfs: usize,
+        place: &(dyn Fn(usize, usize, &[usize]) -> usize + Sync),
+    ) -> Vec<T> {
+        let mut out = vec![T::ZERO; n_out];
+        let per_bf: Vec<(usize, Vec<(usize, T)>)> = (0..out_batch * out_feat)
+            .into_par_iter()
+            .map(|bf| {
+                let (b, fo) = (bf / out_feat, bf % out_feat);
+                let mut res = Vec::new();
+                for_each_index(ospd, |o, _| {
+                    let mut acc = T::ZERO;
+                    for_each_index(kspd, |k, _| {
+                        if let Some((lbase, rbase, _)) = f(b, fo, o, k) {
+                            for c in 0..k_in {
+                                acc = acc.mul_add(lw[lbase + c * lfs], rw[rbase + c * rfs]);
+                            }
+                        }
+                    });
+                    res.push((place(b, fo, o), acc));
+                });
+                (bf, res)
+            })
+            .collect();
+        for (_, res) in per_bf {
+            for (p, v) in res {
+                out[p] = v;
+            }
+        }
+        out
+    }
+    // Base offsets of the lhs and rhs for (batch, out feature, out spatial, kernel spatial),
+    // with the input-feature loop stepping by the feature strides.
+    let locate = |b: usize, fo: usize, o: &[usize], k: &[usize]| -> Option<(usize, usize, usize)> {
+        let fg = fo / of_per_fg;
+        let bg = fo / of_per_bg;
+        let in_b = bg * out_batch + b;
+        let mut lbase = in_b * lst[ib] + fg * k_in * lst[ifd];
+        let mut rbase = fo * rst[kof];
+        for s in 0..nsp {
+            let x = tables[s][o[s] * kspd[s] + k[s]]?;
+            lbase += x * lst[isp[s]];
+            rbase += k[s] * rst[ksp[s]];
+        }
+        Some((lbase, rbase, 0))
+    };
+    let place = |b: usize, fo: usize, o: &[usize]| -> usize {
+        b * ost[ob] + fo * ost[of] + o.iter().zip(&osp).map(|(&x, &d)| x * ost[d]).sum::<usize>()
+    };
+    let out = match (widen(&l.buf, d)?, widen(&r.buf, d)?) {
+        (Wide::F(a), Wide::F(b)) => Wide::F(run(
+            &a, &b, n_out, out_batch, out_feat, &ospd, &kspd, &locate, k_in, lst[ifd], rst[kif],
+            &place,
+        )),
+        (Wide::I(a), Wide::I(b)) => Wide::I(run(
+            &a, &b, n_out, out_batch, out_feat, &ospd, &kspd, &locate, k_in, lst[ifd], rst[kif],
+            &place,
+        )),
+        (Wide::C(a), Wide::C(b)) => Wide::C(run(
+            &a, &b, n_out, out_batch, out_feat, &ospd, &kspd, &locate, k_in, lst[ifd], rst[kif],
+            &place,
+        )),
+        _ => return Err(invalid("convolution operand domains differ")),
+    };
+    narrow(out, dims, ty)
+}

@@ -1,0 +1,762 @@
+//! Elementwise ops: unary and binary arithmetic, compare, select, clamp.
+//!
+//! Floats are computed in f64 and rounded once to the element type (exact for + - * / sqrt and
+//! fmod, within an ulp of correctly rounded for transcendentals). Integers are computed on values
+//! widened to i64 and wrapped back to the element's bit width.
+
+use crate::value::{wrap_int, Array, Buffer, ComplexElem, FloatElem, IntElem};
+use crate::{invalid, unsupported, Result};
+use hlo::{Opcode, PrimitiveType, TypeClass};
+use num_complex::{Complex32, Complex64};
+use rayon::prelude::*;
+
+/// Arrays at least this long are processed in parallel.
+pub const PAR_THRESHOLD: usize = 1 << 16;
+
+fn map1<T: Copy + Send + Sync, U: Send>(a: &[T], f: impl Fn(T) -> U + Sync + Send) -> Vec<U> {
+    if a.len() >= PAR_THRESHOLD {
+        a.par_iter().map(|&x| f(x)).collect()
+    } else {
+        a.iter().map(|&x| f(x)).collect()
+    }
+}
+
+fn map2<T: Copy + Send + Sync, U: Send>(
+    a: &[T],
+    b: &[T],
+    f: impl Fn(T, T) -> U + Sync + Send,
+) -> Vec<U> {
+    if a.len() >= PAR_THRESHOLD {
+        a.par_iter()
+            .zip(b.par_iter())
+            .map(|(&x, &y)| f(x, y))
+            .collect()
+    } else {
+        a.iter().zip(b).map(|(&x, &y)| f(x, y)).collect()
+    }
+}
+
+fn float_un<T: FloatElem>(a: &[T], f: impl Fn(f64) -> f64 + Sync + Send) -> Vec<T> {
+    map1(a, |x| T::from_f64(f(x.to_f64())))
+}
+fn float_bin<T: FloatElem>(a: &[T], b: &[T], f: impl Fn(f64, f64) -> f64 + Sync + Send) -> Vec<T> {
+    map2(a, b, |x, y| T::from_f64(f(x.to_f64(), y.to_f64())))
+}
+fn int_un<T: IntElem>(a: &[T], f: impl Fn(i64) -> i64 + Sync + Send) -> Vec<T> {
+    map1(a, |x| T::from_i64(f(x.to_i64())))
+}
+fn int_bin<T: IntElem>(a: &[T], b: &[T], f: impl Fn(i64, i64) -> i64 + Sync + Send) -> Vec<T> {
+    map2(a, b, |x, y| T::from_i64(f(x.to_i64(), y.to_i64())))
+}
+fn cplx_un<T: ComplexElem>(a: &[T], f: impl Fn(Complex64) -> Complex64 + Sync + Send) -> Vec<T> {
+    map1(a, |x| T::from_c(f(x.to_c())))
+}
+fn cplx_bin<T: ComplexElem>(
+    a: &[T],
+    b: &[T],
+    f: impl Fn(Complex64, Complex64) -> Complex64 + Sync + Send,
+) -> Vec<T> {
+    map2(a, b, |x, y| T::from_c(f(x.to_c(), y.to_c())))
+}
+
+/// Rounds half away from zero (C `round`).
+fn round_afz(x: f64) -> f64 {
+    x.round()
+}
+
+fn float_sign(x: f64) -> f64 {
+    if x.is_nan() || x == 0.0 {
+        x
+    } else if x > 0.0 {
+        1.0
+    } else {
+        -1.0
+    }
+}
+
+fn logistic(x: f64) -> f64 {
+    // 1 / (1 + e^-x), written so that neither branch overflows.
+    if x >= 0.0 {
+        1.0 / (1.0 + (-x).exp())
+    } else {
+        let e = x.exp();
+        e / (1.0 + e)
+    }
+}
+
+fn unary_float_fn(op: Opcode) -> Option<fn(f64) -> f64> {
+    use Opcode as O;
+    Some(match op {
+        O::Abs => f64::abs,
+        O::Negate => |x: f64| -x,
+        O::Exp => f64::exp,
+        O::Expm1 => f64::exp_m1,
+        O::Log => f64::ln,
+        O::Log1p => f64::ln_1p,
+        O::Logistic => logistic,
+        O::Sqrt => f64::sqrt,
+        O::Rsqrt => |x: f64| 1.0 / x.sqrt(),
+        O::Cbrt => f64::cbrt,
+        O::Sin => f64::sin,
+        O::Cos => f64::cos,
+        O::Tan => f64::tan,
+        O::Tanh => f64::tanh,
+        O::Sinh => f64::sinh,
+        O::Cosh => f64::cosh,
+        O::Asin => f64::asin,
+        O::Acos => f64::acos,
+        O::Atan => f64::atan,
+        O::Asinh => f64::asinh,
+        O::Acosh => f64::acosh,
+        O::Atanh => f64::atanh,
+        O::Erf => libm::erf,
+        O::Floor => f64::floor,
+        O::Ceil => f64::ceil,
+        O::RoundNearestAfz => round_afz,
+        O::RoundNearestEven => f64::round_ties_even,
+        O::Sign => float_sign,
+        O::Real => |x: f64| x,
+        O::Imag => |_x: f64| 0.0,
+        _ => return None,
+    })
+}
+
+/// The f64 (and f64-only) variant: transcendental functions on f64 come straight from libm/std.
+fn unary_complex_fn(op: Opcode) -> Option<fn(Complex64) -> Complex64> {
+    use Opcode as O;
+    Some(match op {
+        O::Negate => |z: Complex64| -z,
+        O::Exp => Complex64::exp,
+        O::Expm1 => |z: Complex64| z.exp() - 1.0,
+        O::Log => Complex64::ln,
+        O::Log1p => |z: Complex64| (z + 1.0).ln(),
+        O::Sqrt => Complex64::sqrt,
+        O::Rsqrt => |z: Complex64| 1.0 / z.sqrt(),
+        O::Cbrt => Complex64::cbrt,
+        O::Sin => Complex64::sin,
+        O::Cos => Complex64::cos,
+        O::Tan => Complex64::tan,
+        O::Tanh => Complex64::tanh,
+        O::Sinh => Complex64::sinh,
+        O::Cosh => Complex64::cosh,
+        O::Asin => Complex64::asin,
+        O::Acos => Complex64::acos,
+        O::Atan => Complex64::atan,
+        O::Asinh => Complex64::asinh,
+        O::Acosh => Complex64::acosh,
+        O::Atanh => Complex64::atanh,
+        O::Logistic => |z: Complex64| 1.0 / (1.0 + (-z).exp()),
+        O::Sign => |z: Complex64| {
+            let n = z.norm();
+            if n == 0.0 || n.is_nan() {
+                if n.is_nan() {
+                    Complex64::new(f64::NAN, f64::NAN)
+                } else {
+                    z
+                }
+            } else {
+                z / n
+            }
+        },
+        _ => return None,
+    })
+}
+
+fn same_len(a: &Array, b: &Array) -> Result<()> {
+    if a.dims != b.dims {
+        return Err(invalid(format!(
+            "operand dimensions differ: {:?} vs {:?}",
+            a.dims, b.dims
+        )));
+    }
+    Ok(())
+}
+
+fn type_err(op: Opcode, ty: PrimitiveType) -> crate::EvalError {
+    unsupported(format!("{} on {ty}", op.name()))
+}
+
+/// A unary elementwise op. `out_ty` is the instruction's element type (differs from the operand's
+/// for abs/real/imag of complex, is-finite).
+pub fn unary(op: Opcode, a: &Array, out_ty: PrimitiveType) -> Result<Array> {
+    use Opcode as O;
+    let ty = a.ty;
+    let dims = a.dims.clone();
+    let mk = |ty: PrimitiveType, buf: Buffer| Ok(Array::new(ty, dims.clone(), buf));
+    match (op, ty.class()) {
+        (O::IsFinite, TypeClass::Float) => {
+            let mut out = Vec::new();
+            let _ = crate::map_float_buf!(&a.buf, v => { out = map1(v, |x| x.to_f64().is_finite()); Vec::new() }, Buffer::Pred(vec![]));
+            mk(PrimitiveType::Pred, Buffer::Pred(out))
+        }
+        (_, TypeClass::Float) => {
+            let f = unary_float_fn(op).ok_or_else(|| type_err(op, ty))?;
+            if matches!(op, O::Real | O::Imag) && out_ty != ty {
+                return Err(invalid("real/imag of a float keeps the element type"));
+            }
+            let buf = crate::map_float_buf!(&a.buf, v => float_un(v, f), unreachable!());
+            mk(ty, buf)
+        }
+        (O::Abs | O::Real | O::Imag, TypeClass::Complex) => {
+            let comp = ty.complex_component().ok_or_else(|| type_err(op, ty))?;
+            let f: fn(Complex64) -> f64 = match op {
+                O::Abs => |z| z.norm(),
+                O::Real => |z| z.re,
+                _ => |z| z.im,
+            };
+            let buf = match &a.buf {
+                Buffer::C64(v) => Buffer::F32(map1(v, |z: Complex32| f(z.to_c()) as f32)),
+                Buffer::C128(v) => Buffer::F64(map1(v, |z: Complex64| f(z))),
+                _ => return Err(type_err(op, ty)),
+            };
+            mk(comp, buf)
+        }
+        (_, TypeClass::Complex) => {
+            let f = unary_complex_fn(op).ok_or_else(|| type_err(op, ty))?;
+            let buf = match &a.buf {
+                Buffer::C64(v) => Buffer::C64(cplx_un(v, f)),
+                Buffer::C128(v) => Buffer::C128(cplx_un(v, f)),
+                _ => return Err(type_err(op, ty)),
+            };
+            mk(ty, buf)
+        }
+        (_, TypeClass::Signed | TypeClass::Unsigned) => {
+            let bits = ty.bit_width();
+            let signed = ty.is_signed_integer();
+            let w = move |v: i64| wrap_int(v, bits, signed);
+            let ubits = move |v: i64| {
+                if bits >= 64 {
+                    v as u64
+                } else {
+                    (v as u64) & ((1u64 << bits) - 1)
+                }
+            };
+            let f: Box<dyn Fn(i64) -> i64 + Sync + Send> = match op {
+                O::Negate => Box::new(move |x| w(x.wrapping_neg())),
+                O::Abs => Box::new(move |x| w(if signed { x.wrapping_abs() } else { x })),
+                O::Sign => Box::new(move |x| x.signum()),
+                O::Not => Box::new(move |x| w(!x)),
+                O::PopulationCount => Box::new(move |x| ubits(x).count_ones() as i64),
+                O::Clz => {
+                    Box::new(move |x| (ubits(x).leading_zeros() - (64 - bits.min(64))) as i64)
+                }
+                O::Real => Box::new(|x| x),
+                O::Imag => Box::new(|_| 0),
+                _ => return Err(type_err(op, ty)),
+            };
+            let buf = crate::map_int_buf!(&a.buf, v => int_un(v, &f), return Err(type_err(op, ty)));
+            mk(ty, buf)
+        }
+        (O::Not, TypeClass::Pred) => match &a.buf {
+            Buffer::Pred(v) => mk(ty, Buffer::Pred(map1(v, |x| !x))),
+            _ => Err(type_err(op, ty)),
+        },
+        (O::Real | O::Abs, TypeClass::Pred) => mk(ty, a.buf.clone()),
+        _ => Err(type_err(op, ty)),
+    }
+}
+
+fn fmax_nan(x: f64, y: f64) -> f64 {
+    if x.is_nan() || y.is_nan() {
+        f64::NAN
+    } else if x > y {
+        x
+    } else if y > x {
+        y
+    } else if x == 0.0 && y == 0.0 {
+        // max(-0, +0) = +0.
+        if x.is_sign_positive() {
+            x
+        } else {
+            y
+        }
+    } else {
+        x
+    }
+}
+fn fmin_nan(x: f64, y: f64) -> f64 {
+    if x.is_nan() || y.is_nan() {
+        f64::NAN
+    } else if x < y {
+        x
+    } else if y < x {
+        y
+    } else if x == 0.0 && y == 0.0 {
+        if x.is_sign_negative() {
+            x
+        } else {
+            y
+        }
+    } else {
+        x
+    }
+}
+
+/// Integer power as XLA's evaluator defines it: x^0 = 1, 1^y = 1, negative exponents give 0
+/// except for bases 1 and -1; otherwise repeated squaring with wrap-around.
+fn int_pow(base: i64, exp: i64, signed: bool, bits: u32) -> i64 {
+    if exp == 0 || base == 1 {
+        return 1;
+    }
+    if signed && exp < 0 {
+        return if base == -1 {
+            if exp & 1 == 1 {
+                -1
+            } else {
+                1
+            }
+        } else {
+            0
+        };
+    }
+    let mut result: i64 = 1;
+    let mut b = base;
+    let mut e = if signed {
+        exp as u64
+    } else if bits >= 64 {
+        exp as u64
+    } else {
+        (exp as u64) & ((1u64 << bits) - 1)
+    };
+    while e > 0 {
+        if e & 1 == 1 {
+            result = wrap_int(result.wrapping_mul(b), bits, signed);
+        }
+        b = wrap_int(b.wrapping_mul(b), bits, signed);
+        e >>= 1;
+    }
+    result
+}
+
+pub fn int_binary_fn(
+    op: Opcode,
+    bits: u32,
+    signed: bool,
+) -> Option<Box<dyn Fn(i64, i64) -> i64 + Sync + Send>> {
+    use Opcode as O;
+    let w = move |v: i64| wrap_int(v, bits, signed);
+    // The unsigned value of an element (bit pattern in the low `bits`).
+    let u = move |v: i64| {
+        if bits >= 64 {
+            v as u64
+        } else {
+            (v as u64) & ((1u64 << bits) - 1)
+        }
+    };
+    let min = if signed && bits < 64 {
+        -(1i64 << (bits - 1))
+    } else {
+        i64::MIN
+    };
+    Some(match op {
+        O::Add => Box::new(move |x, y| w(x.wrapping_add(y))),
+        O::Subtract => Box::new(move |x, y| w(x.wrapping_sub(y))),
+        O::Multiply => Box::new(move |x, y| w(x.wrapping_mul(y))),
+        O::Divide => {
+            if signed {
+                Box::new(move |x, y| {
+                    if y == 0 {
+                        -1
+                    } else if x == min && y == -1 {
+                        min
+                    } else {
+                        w(x.wrapping_div(y))
+                    }
+                })
+            } else {
+                Box::new(move |x, y| {
+                    if u(y) == 0 {
+                        w(-1)
+                    } else {
+                        w((u(x) / u(y)) as i64)
+                    }
+                })
+            }
+        }
+        O::Remainder => {
+            if signed {
+                Box::new(move |x, y| {
+                    if y == 0 {
+                        x
+                    } else if x == min && y == -1 {
+                        0
+                    } else {
+                        w(x.wrapping_rem(y))
+                    }
+                })
+            } else {
+                Box::new(move |x, y| {
+                    if u(y) == 0 {
+                        x
+                    } else {
+                        w((u(x) % u(y)) as i64)
+                    }
+                })
+            }
+        }
+        O::Maximum => {
+            if signed {
+                Box::new(|x: i64, y: i64| x.max(y))
+            } else {
+                Box::new(move |x, y| if u(x) >= u(y) { x } else { y })
+            }
+        }
+        O::Minimum => {
+            if signed {
+                Box::new(|x: i64, y: i64| x.min(y))
+            } else {
+                Box::new(move |x, y| if u(x) <= u(y) { x } else { y })
+            }
+        }
+        O::And => Box::new(|x, y| x & y),
+        O::Or => Box::new(|x, y| x | y),
+        O::Xor => Box::new(|x, y| x ^ y),
+        O::ShiftLeft => Box::new(move |x, y| if u(y) >= bits as u64 { 0 } else { w(x << u(y)) }),
+        O::ShiftRightLogical => Box::new(move |x, y| {
+            if u(y) >= bits as u64 {
+                0
+            } else {
+                w((u(x) >> u(y)) as i64)
+            }
+        }),
+        O::ShiftRightArithmetic => Box::new(move |x, y| {
+            // Sign-extended view of x at its width.
+            let sx = wrap_int(x, bits, true);
+            let r = if u(y) >= bits as u64 {
+                if sx < 0 {
+                    -1
+                } else {
+                    0
+                }
+            } else {
+                sx >> u(y)
+            };
+            w(r)
+        }),
+        O::Power => Box::new(move |x, y| int_pow(x, y, signed, bits)),
+        O::Mulhi => Box::new(move |x, y| {
+            let p = if signed {
+                (x as i128) * (y as i128)
+            } else {
+                (u(x) as i128) * (u(y) as i128)
+            };
+            w((p >> bits) as i64)
+        }),
+        _ => return None,
+    })
+}
+
+/// The f64 function of a float binary op.
+pub fn float_binop(op: Opcode) -> Option<fn(f64, f64) -> f64> {
+    use Opcode as O;
+    Some(match op {
+        O::Add => |x, y| x + y,
+        O::Subtract => |x, y| x - y,
+        O::Multiply => |x, y| x * y,
+        O::Divide => |x, y| x / y,
+        O::Remainder => |x, y| x % y,
+        O::Maximum => fmax_nan,
+        O::Minimum => fmin_nan,
+        O::Power => f64::powf,
+        O::Atan2 => f64::atan2,
+        _ => return None,
+    })
+}
+
+/// The function of a complex binary op.
+pub fn complex_binop(op: Opcode) -> Option<fn(Complex64, Complex64) -> Complex64> {
+    use Opcode as O;
+    Some(match op {
+        O::Add => |x, y| x + y,
+        O::Subtract => |x, y| x - y,
+        O::Multiply => |x, y| x * y,
+        O::Divide => |x, y| x / y,
+        O::Power => |x, y| {
+            if y.re == 0.0 && y.im == 0.0 {
+                Complex64::new(1.0, 0.0)
+            } else if x.re == 0.0 && x.im == 0.0 {
+                if y.re > 0.0 {
+                    Complex64::new(0.0, 0.0)
+                } else {
+                    Complex64::new(f64::NAN, f64::NAN)
+                }
+            } else {
+                x.powc(y)
+            }
+        },
+        _ => return None,
+    })
+}
+
+/// The function of a pred binary op.
+pub fn pred_binop(op: Opcode) -> Option<fn(bool, bool) -> bool> {
+    use Opcode as O;
+    Some(match op {
+        O::And | O::Minimum | O::Multiply => |x, y| x & y,
+        O::Or | O::Maximum | O::Add => |x, y| x | y,
+        O::Xor | O::Subtract => |x, y| x ^ y,
+        _ => return None,
+    })
+}
+
+/// A binary elementwise op.
+pub fn binary(op: Opcode, a: &Array, b: &Array, out_ty: PrimitiveType) -> Result<Array> {
+    use Opcode as O;
+    same_len(a, b)?;
+    if a.ty != b.ty {
+        return Err(invalid(format!(
+            "operand types differ: {} vs {}",
+            a.ty, b.ty
+        )));
+    }
+    let ty = a.ty;
+    let dims = a.dims.clone();
+    let buf = match ty.class() {
+        TypeClass::Float if op == O::Complex => {
+            let re: Vec<f64> = to_f64s(&a.buf);
+            let im: Vec<f64> = to_f64s(&b.buf);
+            match out_ty {
+                PrimitiveType::C64 => Buffer::C64(
+                    re.iter()
+                        .zip(&im)
+                        .map(|(&r, &i)| Complex32::new(r as f32, i as f32))
+                        .collect(),
+                ),
+                PrimitiveType::C128 => Buffer::C128(
+                    re.iter()
+                        .zip(&im)
+                        .map(|(&r, &i)| Complex64::new(r, i))
+                        .collect(),
+                ),
+                _ => return Err(invalid("complex must produce c64 or c128")),
+            }
+        }
+        TypeClass::Float => {
+            let f = float_binop(op).ok_or_else(|| type_err(op, ty))?;
+            // f32 fast path for the IEEE-exact operations: native f32 arithmetic is identical to
+            // computing in f64 and rounding once.
+            if let (Buffer::F32(x), Buffer::F32(y)) = (&a.buf, &b.buf) {
+                match op {
+                    O::Add => {
+                        return Ok(Array::new(ty, dims, Buffer::F32(map2(x, y, |p, q| p + q))))
+                    }
+                    O::Subtract => {
+                        return Ok(Array::new(ty, dims, Buffer::F32(map2(x, y, |p, q| p - q))))
+                    }
+                    O::Multiply => {
+                        return Ok(Array::new(ty, dims, Buffer::F32(map2(x, y, |p, q| p * q))))
+                    }
+                    O::Divide => {
+                        return Ok(Array::new(ty, dims, Buffer::F32(map2(x, y, |p, q| p / q))))
+                    }
+                    _ => {}
+                }
+            }
+            crate::map_float_buf2!(&a.buf, &b.buf, x, y => float_bin(x, y, f), return Err(type_err(op, ty)))
+        }
+        TypeClass::Complex => {
+            let f = complex_binop(op).ok_or_else(|| type_err(op, ty))?;
+            match (&a.buf, &b.buf) {
+                (Buffer::C64(x), Buffer::C64(y)) => Buffer::C64(cplx_bin(x, y, f)),
+                (Buffer::C128(x), Buffer::C128(y)) => Buffer::C128(cplx_bin(x, y, f)),
+                _ => return Err(type_err(op, ty)),
+            }
+        }
+        TypeClass::Signed | TypeClass::Unsigned => {
+            let f = int_binary_fn(op, ty.bit_width(), ty.is_signed_integer())
+                .ok_or_else(|| type_err(op, ty))?;
+            crate::map_int_buf2!(&a.buf, &b.buf, x, y => int_bin(x, y, &f), return Err(type_err(op, ty)))
+        }
+        TypeClass::Pred => {
+            let f = pred_binop(op).ok_or_else(|| type_err(op, ty))?;
+            match (&a.buf, &b.buf) {
+                (Buffer::Pred(x), Buffer::Pred(y)) => Buffer::Pred(map2(x, y, f)),
+                _ => return Err(type_err(op, ty)),
+            }
+        }
+        TypeClass::Other => return Err(type_err(op, ty)),
+    };
+    Ok(Array::new(out_ty, dims, buf))
+}
+
+/// Every element as f64 (floats; integers and pred converted; complex: real part).
+pub fn to_f64s(b: &Buffer) -> Vec<f64> {
+    match b {
+        Buffer::Pred(v) => v.iter().map(|&x| x as u8 as f64).collect(),
+        Buffer::S8(v) => v.iter().map(|&x| x as f64).collect(),
+        Buffer::S16(v) => v.iter().map(|&x| x as f64).collect(),
+        Buffer::S32(v) => v.iter().map(|&x| x as f64).collect(),
+        Buffer::S64(v) => v.iter().map(|&x| x as f64).collect(),
+        Buffer::U8(v) => v.iter().map(|&x| x as f64).collect(),
+        Buffer::U16(v) => v.iter().map(|&x| x as f64).collect(),
+        Buffer::U32(v) => v.iter().map(|&x| x as f64).collect(),
+        Buffer::U64(v) => v.iter().map(|&x| x as f64).collect(),
+        Buffer::C64(v) => v.iter().map(|x| x.re as f64).collect(),
+        Buffer::C128(v) => v.iter().map(|x| x.re).collect(),
+        b => {
+            let mut out = Vec::new();
+            let _ = crate::map_float_buf!(b, v => { out = v.iter().map(|x| x.to_f64()).collect(); Vec::new() }, Buffer::Pred(vec![]));
+            out
+        }
+    }
+}
+
+/// Every element as i64 (integers sign/zero-extended; pred 0/1).
+pub fn to_i64s(b: &Buffer) -> Option<Vec<i64>> {
+    Some(match b {
+        Buffer::Pred(v) => v.iter().map(|&x| x as i64).collect(),
+        Buffer::S8(v) => v.iter().map(|&x| x as i64).collect(),
+        Buffer::S16(v) => v.iter().map(|&x| x as i64).collect(),
+        Buffer::S32(v) => v.iter().map(|&x| x as i64).collect(),
+        Buffer::S64(v) => v.clone(),
+        Buffer::U8(v) => v.iter().map(|&x| x as i64).collect(),
+        Buffer::U16(v) => v.iter().map(|&x| x as i64).collect(),
+        Buffer::U32(v) => v.iter().map(|&x| x as i64).collect(),
+        Buffer::U64(v) => v.iter().map(|&x| x as i64).collect(),
+        _ => return None,
+    })
+}
+
+/// Every element as Complex64.
+pub fn to_c64s(b: &Buffer) -> Vec<Complex64> {
+    match b {
+        Buffer::C64(v) => v.iter().map(|x| x.to_c()).collect(),
+        Buffer::C128(v) => v.clone(),
+        b => to_f64s(b)
+            .into_iter()
+            .map(|x| Complex64::new(x, 0.0))
+            .collect(),
+    }
+}
+
+/// The comparison of elements `i` and `j` (possibly of different arrays) as an ordering key:
+/// a closure-friendly total preorder for each class.
+fn cmp_result(dir: &str, ord: Option<std::cmp::Ordering>) -> Result<bool> {
+    use std::cmp::Ordering::*;
+    Ok(match dir {
+        "EQ" => ord == Some(Equal),
+        "NE" => ord != Some(Equal),
+        "LT" => ord == Some(Less),
+        "LE" => matches!(ord, Some(Less | Equal)),
+        "GT" => ord == Some(Greater),
+        "GE" => matches!(ord, Some(Greater | Equal)),
+        d => return Err(invalid(format!("unknown comparison direction {d}"))),
+    })
+}
+
+/// `compare(a, b), direction=..., type=...`.
+pub fn compare(a: &Array, b: &Array, dir: &str, cmp_type: Option<&str>) -> Result<Array> {
+    same_len(a, b)?;
+    if a.ty != b.ty {
+        return Err(invalid(format!(
+            "operand types differ: {} vs {}",
+            a.ty, b.ty
+        )));
+    }
+    cmp_result(dir, None)?; // validates the direction
+    let total = cmp_type == Some("TOTALORDER");
+    let d = dir.to_string();
+    let out: Vec<bool> = match a.ty.class() {
+        TypeClass::Float => {
+            let x = to_f64s(&a.buf);
+            let y = to_f64s(&b.buf);
+            if total {
+                map2(&x, &y, |p, q| {
+                    cmp_result(&d, Some(p.total_cmp(&q))).unwrap_or(false)
+                })
+            } else {
+                map2(&x, &y, |p, q| {
+                    cmp_result(&d, p.partial_cmp(&q)).unwrap_or(false)
+                })
+            }
+        }
+        TypeClass::Signed | TypeClass::Pred => {
+            let x = to_i64s(&a.buf).ok_or_else(|| invalid("bad buffer"))?;
+            let y = to_i64s(&b.buf).ok_or_else(|| invalid("bad buffer"))?;
+            map2(&x, &y, |p, q| {
+                cmp_result(&d, Some(p.cmp(&q))).unwrap_or(false)
+            })
+        }
+        TypeClass::Unsigned => {
+            let x = to_i64s(&a.buf).ok_or_else(|| invalid("bad buffer"))?;
+            let y = to_i64s(&b.buf).ok_or_else(|| invalid("bad buffer"))?;
+            map2(&x, &y, |p, q| {
+                cmp_result(&d, Some((p as u64).cmp(&(q as u64)))).unwrap_or(false)
+            })
+        }
+        TypeClass::Complex => {
+            let x = to_c64s(&a.buf);
+            let y = to_c64s(&b.buf);
+            match dir {
+                "EQ" => map2(&x, &y, |p, q| p == q),
+                "NE" => map2(&x, &y, |p, q| p != q),
+                _ => {
+                    // Lexicographic on (re, im), as XLA's evaluator orders complex numbers.
+                    map2(&x, &y, |p, q| {
+                        let o = match p.re.partial_cmp(&q.re) {
+                            Some(std::cmp::Ordering::Equal) => p.im.partial_cmp(&q.im),
+                            o => o,
+                        };
+                        cmp_result(&d, o).unwrap_or(false)
+                    })
+                }
+            }
+        }
+        TypeClass::Other => return Err(unsupported(format!("compare on {}", a.ty))),
+    };
+    Ok(Array::new(
+        PrimitiveType::Pred,
+        a.dims.clone(),
+        Buffer::Pred(out),
+    ))
+}
+
+/// Broadcasts a one-element array to `n` elements (scalar operands of select/clamp).
+fn expand(a: &Array, dims: &[usize]) -> Result<Buffer> {
+    if a.dims == dims {
+        Ok(a.buf.clone())
+    } else if a.dims.is_empty() && a.len() == 1 {
+        Ok(a.buf.splat(0, dims.iter().product()))
+    } else {
+        Err(invalid(format!(
+            "operand dimensions {:?} do not match {:?}",
+            a.dims, dims
+        )))
+    }
+}
+
+/// `select(pred, on_true, on_false)`; a scalar pred selects whole arrays.
+pub fn select(p: &Array, t: &Array, f: &Array) -> Result<Array> {
+    if t.ty != f.ty || t.dims != f.dims {
+        return Err(invalid("select branches differ in shape"));
+    }
+    let pv = match &p.buf {
+        Buffer::Pred(v) => v,
+        _ => return Err(invalid("select predicate is not pred")),
+    };
+    if p.dims.is_empty() && !t.dims.is_empty() {
+        return Ok(if pv[0] { t.clone() } else { f.clone() });
+    }
+    if p.dims != t.dims {
+        return Err(invalid("select predicate shape differs"));
+    }
+    let buf = crate::map_buf2!(&t.buf, &f.buf, x, y => {
+        if x.len() >= PAR_THRESHOLD {
+            pv.par_iter().zip(x.par_iter().zip(y.par_iter())).map(|(&c, (&a, &b))| if c { a } else { b }).collect()
+        } else {
+            pv.iter().zip(x.iter().zip(y)).map(|(&c, (&a, &b))| if c { a } else { b }).collect()
+        }
+    }, unreachable!());
+    Ok(Array::new(t.ty, t.dims.clone(), buf))
+}
+
+/// `clamp(min, x, max)` = min(max(x, lo), hi) with NaN propagation; lo/hi may be scalars.
+pub fn clamp(lo: &Array, x: &Array, hi: &Array) -> Result<Array> {
+    if lo.ty != x.ty || hi.ty != x.ty {
+        return Err(invalid("clamp operand types differ"));
+    }
+    let lo = Array::new(x.ty, x.dims.clone(), expand(lo, &x.dims)?);
+    let hi = Array::new(x.ty, x.dims.clone(), expand(hi, &x.dims)?);
+    let m = binary(Opcode::Maximum, x, &lo, x.ty)?;
+    binary(Opcode::Minimum, &m, &hi, x.ty)
+}

@@ -1,0 +1,502 @@
+//! The evaluation loop: one step per instruction, values released after their last use.
+
+use crate::value::{Array, Value};
+use crate::{attrs, control, convert, dot, elementwise, fft, linalg, reduce, rng, shape_ops, sort};
+use crate::{invalid, unsupported, EvalError, EvalOptions, Result};
+use hlo::{CompId, InstrId, Instruction, Module, Opcode, Shape};
+use std::rc::Rc;
+use std::sync::Arc;
+
+/// The order to evaluate a computation in, and which values die after each step.
+struct Plan {
+    order: Vec<InstrId>,
+    /// `release[k]`: values no longer needed after step k.
+    release: Vec<Vec<InstrId>>,
+}
+
+pub(crate) struct Ctx<'m> {
+    pub module: &'m Module,
+    opts: EvalOptions,
+    steps: u64,
+    live_bytes: u64,
+    plans: Vec<Option<Rc<Plan>>>,
+    depth: usize,
+}
+
+pub(crate) fn run_entry(module: &Module, args: Vec<Value>, opts: &EvalOptions) -> Result<Value> {
+    if module.entry >= module.computations.len() {
+        return Err(invalid("module has no entry computation"));
+    }
+    let mut ctx = Ctx {
+        module,
+        opts: opts.clone(),
+        steps: 0,
+        live_bytes: 0,
+        plans: vec![None; module.computations.len()],
+        depth: 0,
+    };
+    let entry = module.entry_computation();
+    let nparams = entry.parameters().len();
+    if nparams != args.len() {
+        return Err(EvalError::Invalid {
+            instr: entry.name.clone(),
+            why: format!(
+                "entry computation takes {nparams} parameters, given {}",
+                args.len()
+            ),
+        });
+    }
+    for ((_, p), a) in entry.parameters().iter().zip(&args) {
+        check_value_shape(&p.shape, a).map_err(|why| EvalError::Invalid {
+            instr: p.name.clone(),
+            why: format!("argument does not match the parameter's shape: {why}"),
+        })?;
+    }
+    ctx.call(module.entry, args)
+}
+
+/// Checks a value against a shape (element type and dimensions; layouts ignored).
+pub(crate) fn check_value_shape(s: &Shape, v: &Value) -> std::result::Result<(), String> {
+    match (s, v) {
+        (Shape::Array(a), Value::Array(x)) => {
+            let dims: Vec<usize> = a.dims.iter().map(|&d| d.max(0) as usize).collect();
+            if a.ty != x.ty || dims != x.dims {
+                return Err(format!(
+                    "expected {}{:?}, got {}{:?}",
+                    a.ty, a.dims, x.ty, x.dims
+                ));
+            }
+            Ok(())
+        }
+        (Shape::Tuple(ts), Value::Tuple(vs)) if ts.len() == vs.len() => ts
+            .iter()
+            .zip(vs)
+            .try_for_each(|(t, v)| check_value_shape(t, v)),
+        (Shape::Token, Value::Token) => Ok(()),
+        _ => Err(format!("expected a value of shape {s:?}")),
+    }
+}
+
+/// Bytes a value of this shape takes.
+pub(crate) fn shape_bytes(s: &Shape) -> u64 {
+    match s {
+        Shape::Array(a) => {
+            let n = a.element_count().unwrap_or(u64::MAX);
+            n.saturating_mul(a.ty.byte_size().max(1) as u64)
+        }
+        Shape::Tuple(t) => t
+            .iter()
+            .map(shape_bytes)
+            .fold(0u64, |a, b| a.saturating_add(b)),
+        _ => 0,
+    }
+}
+
+/// Output dims of an array instruction.
+pub(crate) fn out_dims(i: &Instruction) -> Result<(hlo::PrimitiveType, Vec<usize>)> {
+    match &i.shape {
+        Shape::Array(a) => {
+            let mut d = Vec::with_capacity(a.dims.len());
+            for &x in &a.dims {
+                if x < 0 {
+                    return Err(unsupported("unbounded dynamic dimension"));
+                }
+                d.push(x as usize);
+            }
+            Ok((a.ty, d))
+        }
+        _ => Err(invalid("expected an array-shaped instruction")),
+    }
+}
+
+pub(crate) fn arr(v: &Value) -> Result<&Arc<Array>> {
+    match v {
+        Value::Array(a) => Ok(a),
+        _ => Err(invalid("operand is not an array")),
+    }
+}
+
+fn plan(module: &Module, c: CompId) -> Result<Plan> {
+    let comp = &module.computations[c];
+    let n = comp.instructions.len();
+    if comp.root >= n {
+        return Err(invalid(format!("computation {} has no root", comp.name)));
+    }
+    // Iterative post-order DFS from the root.
+    let mut state = vec![0u8; n]; // 0 new, 1 open, 2 done
+    let mut order = Vec::new();
+    let mut stack: Vec<(InstrId, usize)> = vec![(comp.root, 0)];
+    state[comp.root] = 1;
+    while let Some((id, k)) = stack.pop() {
+        let ops = &comp.instructions[id].operands;
+        if k < ops.len() {
+            stack.push((id, k + 1));
+            let o = ops[k];
+            if o >= n {
+                return Err(EvalError::Invalid {
+                    instr: comp.instructions[id].name.clone(),
+                    why: format!("operand {k} refers to a missing instruction"),
+                });
+            }
+            match state[o] {
+                0 => {
+                    state[o] = 1;
+                    stack.push((o, 0));
+                }
+                1 => {
+                    return Err(EvalError::Invalid {
+                        instr: comp.instructions[id].name.clone(),
+                        why: "instructions form a cycle".into(),
+                    })
+                }
+                _ => {}
+            }
+        } else {
+            state[id] = 2;
+            order.push(id);
+        }
+    }
+    let mut last = vec![usize::MAX; n];
+    for (k, &id) in order.iter().enumerate() {
+        for &o in &comp.instructions[id].operands {
+            last[o] = k;
+        }
+    }
+    let mut release = vec![Vec::new(); order.len()];
+    for &id in &order {
+        if id != comp.root && last[id] != usize::MAX {
+            release[last[id]].push(id);
+        }
+    }
+    // Values nobody uses die right after they are made.
+    for (k, &id) in order.iter().enumerate() {
+        if id != comp.root && last[id] == usize::MAX {
+            release[k].push(id);
+        }
+    }
+    Ok(Plan { order, release })
+}
+
+impl<'m> Ctx<'m> {
+    fn get_plan(&mut self, c: CompId) -> Result<Rc<Plan>> {
+        if let Some(p) = &self.plans[c] {
+            return Ok(p.clone());
+        }
+        let p = Rc::new(plan(self.module, c)?);
+        self.plans[c] = Some(p.clone());
+        Ok(p)
+    }
+
+    pub fn step(&mut self, n: u64) -> Result<()> {
+        self.steps = self.steps.saturating_add(n);
+        if self.steps > self.opts.max_steps {
+            return Err(EvalError::Budget {
+                what: format!("more than {} evaluation steps", self.opts.max_steps),
+            });
+        }
+        Ok(())
+    }
+
+    /// Evaluates computation `c` on `args` (by parameter number).
+    pub fn call(&mut self, c: CompId, args: Vec<Value>) -> Result<Value> {
+        let module = self.module;
+        let comp = module
+            .computations
+            .get(c)
+            .ok_or_else(|| invalid(format!("called computation {c} does not exist")))?;
+        if self.depth > 200 {
+            return Err(EvalError::Budget {
+                what: "computation calls nested deeper than 200".into(),
+            });
+        }
+        let plan = self.get_plan(c)?;
+        let mut env: Vec<Option<Value>> = vec![None; comp.instructions.len()];
+        let mut env_bytes = 0u64;
+        self.depth += 1;
+        let result = (|| {
+            for (k, &id) in plan.order.iter().enumerate() {
+                let instr = &comp.instructions[id];
+                self.step(1)?;
+                let v = if instr.opcode == Opcode::Parameter {
+                    let p = instr.parameter_number.unwrap_or(-1);
+                    let v = usize::try_from(p)
+                        .ok()
+                        .and_then(|p| args.get(p))
+                        .ok_or_else(|| EvalError::Invalid {
+                            instr: instr.name.clone(),
+                            why: format!("parameter({p}) has no argument ({} given)", args.len()),
+                        })?;
+                    v.clone()
+                } else {
+                    let need = shape_bytes(&instr.shape);
+                    if need > self.opts.max_bytes.saturating_sub(self.live_bytes) {
+                        return Err(EvalError::Budget {
+                            what: format!(
+                                "{} needs {need} bytes with {} live (limit {})",
+                                instr.name, self.live_bytes, self.opts.max_bytes
+                            ),
+                        });
+                    }
+                    let ops: Vec<&Value> = instr
+                        .operands
+                        .iter()
+                        .map(|&o| env[o].as_ref().expect("operand evaluated before use"))
+                        .collect();
+                    self.eval_instr(comp, instr, &ops).map_err(|e| match e {
+                        EvalError::Invalid { instr: s, why } if s.is_empty() => {
+                            EvalError::Invalid {
+                                instr: format!("{} ({})", instr.name, instr.opcode.name()),
+                                why,
+                            }
+                        }
+                        e => e,
+                    })?
+                };
+                let b = v.byte_size() as u64;
+                env_bytes += b;
+                self.live_bytes += b;
+                env[id] = Some(v);
+                for &d in &plan.release[k] {
+                    if let Some(v) = env[d].take() {
+                        let b = v.byte_size() as u64;
+                        env_bytes -= b;
+                        self.live_bytes -= b;
+                    }
+                }
+            }
+            env[comp.root]
+                .take()
+                .ok_or_else(|| invalid("root was not evaluated"))
+        })();
+        self.live_bytes -= env_bytes.min(self.live_bytes);
+        self.depth -= 1;
+        result
+    }
+
+    fn eval_instr(
+        &mut self,
+        comp: &hlo::Computation,
+        i: &Instruction,
+        ops: &[&Value],
+    ) -> Result<Value> {
+        use Opcode as O;
+        let n_ops = ops.len();
+        let need = |k: usize| -> Result<()> {
+            if n_ops != k {
+                Err(invalid(format!("expects {k} operands, has {n_ops}")))
+            } else {
+                Ok(())
+            }
+        };
+        let a = |k: usize| -> Result<&Arc<Array>> {
+            arr(ops.get(k).ok_or_else(|| invalid("missing operand"))?)
+        };
+        Ok(match i.opcode {
+            O::Constant => match &i.constant {
+                Some(hlo::Constant::Literal(l)) => {
+                    let v = Value::from_literal(l)?;
+                    check_value_shape(&i.shape, &v).map_err(invalid)?;
+                    v
+                }
+                Some(hlo::Constant::Elided) => {
+                    return Err(unsupported("constant elided from the dump ({...})"))
+                }
+                None => return Err(invalid("constant without a value")),
+            },
+            O::Tuple => Value::Tuple(ops.iter().map(|v| (*v).clone()).collect()),
+            O::GetTupleElement => {
+                need(1)?;
+                let idx = attrs::req_int(i, "index")?;
+                match ops[0] {
+                    Value::Tuple(t) => usize::try_from(idx)
+                        .ok()
+                        .and_then(|k| t.get(k))
+                        .cloned()
+                        .ok_or_else(|| invalid(format!("tuple index {idx} out of range")))?,
+                    _ => return Err(invalid("get-tuple-element of a non-tuple")),
+                }
+            }
+            O::Copy | O::OptimizationBarrier | O::Domain => {
+                need(1)?;
+                ops[0].clone()
+            }
+            O::AddDependency => {
+                need(2)?;
+                ops[0].clone()
+            }
+            O::AfterAll => Value::Token,
+            O::PartitionId | O::ReplicaId => {
+                let (ty, dims) = out_dims(i)?;
+                Value::array(Array::zeros(ty, dims)?)
+            }
+            O::Call => {
+                let c = attrs::comp(i, "to_apply")?;
+                self.call(c, ops.iter().map(|v| (*v).clone()).collect())?
+            }
+            O::Fusion => {
+                let c = attrs::comp(i, "calls")?;
+                self.call(c, ops.iter().map(|v| (*v).clone()).collect())?
+            }
+            O::While => control::while_loop(self, i, ops)?,
+            O::Conditional => control::conditional(self, i, ops)?,
+            O::Map => control::map(self, i, ops)?,
+            O::CustomCall => control::custom_call(self, i, ops)?,
+
+            // Elementwise.
+            O::Abs
+            | O::Negate
+            | O::Exp
+            | O::Expm1
+            | O::Log
+            | O::Log1p
+            | O::Logistic
+            | O::Sqrt
+            | O::Rsqrt
+            | O::Cbrt
+            | O::Sin
+            | O::Cos
+            | O::Tan
+            | O::Tanh
+            | O::Sinh
+            | O::Cosh
+            | O::Asin
+            | O::Acos
+            | O::Atan
+            | O::Asinh
+            | O::Acosh
+            | O::Atanh
+            | O::Erf
+            | O::Floor
+            | O::Ceil
+            | O::RoundNearestAfz
+            | O::RoundNearestEven
+            | O::Sign
+            | O::IsFinite
+            | O::Not
+            | O::PopulationCount
+            | O::Clz
+            | O::Real
+            | O::Imag => {
+                need(1)?;
+                let (ty, _) = out_dims(i)?;
+                Value::array(elementwise::unary(i.opcode, a(0)?, ty)?)
+            }
+            O::Add
+            | O::Subtract
+            | O::Multiply
+            | O::Divide
+            | O::Remainder
+            | O::Maximum
+            | O::Minimum
+            | O::Power
+            | O::Atan2
+            | O::And
+            | O::Or
+            | O::Xor
+            | O::ShiftLeft
+            | O::ShiftRightArithmetic
+            | O::ShiftRightLogical
+            | O::Complex
+            | O::Mulhi => {
+                need(2)?;
+                let (ty, _) = out_dims(i)?;
+                Value::array(elementwise::binary(i.opcode, a(0)?, a(1)?, ty)?)
+            }
+            O::Compare => {
+                need(2)?;
+                let dir = attrs::word(i, "direction")
+                    .ok_or_else(|| invalid("compare without direction"))?;
+                let ty = attrs::word(i, "type");
+                Value::array(elementwise::compare(a(0)?, a(1)?, &dir, ty.as_deref())?)
+            }
+            O::Select => {
+                need(3)?;
+                Value::array(elementwise::select(a(0)?, a(1)?, a(2)?)?)
+            }
+            O::Clamp => {
+                need(3)?;
+                Value::array(elementwise::clamp(a(0)?, a(1)?, a(2)?)?)
+            }
+            O::Convert => {
+                need(1)?;
+                let (ty, _) = out_dims(i)?;
+                Value::array(convert::convert(a(0)?, ty)?)
+            }
+            O::BitcastConvert => {
+                need(1)?;
+                let (ty, dims) = out_dims(i)?;
+                Value::array(convert::bitcast_convert(a(0)?, ty, dims)?)
+            }
+            O::ReducePrecision => {
+                need(1)?;
+                let e = attrs::req_int(i, "exponent_bits")?;
+                let m = attrs::req_int(i, "mantissa_bits")?;
+                Value::array(convert::reduce_precision(a(0)?, e, m)?)
+            }
+            O::StochasticConvert => return Err(unsupported("stochastic-convert")),
+
+            // Data movement.
+            O::Broadcast
+            | O::Reshape
+            | O::Transpose
+            | O::Slice
+            | O::Concatenate
+            | O::Pad
+            | O::Reverse
+            | O::Iota
+            | O::DynamicSlice
+            | O::DynamicUpdateSlice
+            | O::Bitcast
+            | O::Gather
+            | O::GetDimensionSize
+            | O::SetDimensionSize
+            | O::DynamicReshape => {
+                let arrays: Vec<&Array> = ops
+                    .iter()
+                    .map(|v| arr(v).map(|a| &**a))
+                    .collect::<Result<_>>()?;
+                let shapes: Vec<&Shape> = i
+                    .operands
+                    .iter()
+                    .map(|&o| &comp.instructions[o].shape)
+                    .collect();
+                Value::array(shape_ops::eval(i, &arrays, &shapes)?)
+            }
+            O::Scatter => reduce::scatter(self, i, ops)?,
+            O::Reduce => reduce::reduce(self, i, ops)?,
+            O::ReduceWindow => reduce::reduce_window(self, i, ops)?,
+            O::SelectAndScatter => reduce::select_and_scatter(self, i, ops)?,
+            O::Dot => {
+                need(2)?;
+                Value::array(dot::dot(i, a(0)?, a(1)?)?)
+            }
+            O::Convolution => {
+                need(2)?;
+                Value::array(dot::convolution(i, a(0)?, a(1)?)?)
+            }
+            O::Sort => sort::sort(self, i, ops)?,
+            O::TopK => {
+                need(1)?;
+                sort::topk(i, a(0)?)?
+            }
+            O::RngBitGenerator => {
+                need(1)?;
+                rng::rng_bit_generator(i, a(0)?)?
+            }
+            O::Fft => {
+                need(1)?;
+                Value::array(fft::fft(i, a(0)?)?)
+            }
+            O::Cholesky => {
+                need(1)?;
+                Value::array(linalg::cholesky(i, a(0)?)?)
+            }
+            O::TriangularSolve => {
+                need(2)?;
+                Value::array(linalg::triangular_solve(i, a(0)?, a(1)?)?)
+            }
+            O::Parameter => unreachable!("parameters are bound by the caller"),
+            op => return Err(unsupported(format!("opcode {}", op.name()))),
+        })
+    }
+}
