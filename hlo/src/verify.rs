@@ -1547,3 +1547,199 @@ fn check_literal_shape(l: &Literal, shape: &Shape) -> R {
         )),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::parse_module;
+
+    fn module(body: &str) -> Module {
+        let text = format!(
+            "HloModule t\n\n%add (x: f32[], y: f32[]) -> f32[] {{\n  %x = f32[] parameter(0)\n  %y = f32[] parameter(1)\n  ROOT %s = f32[] add(%x, %y)\n}}\n\n%lt (a: f32[], b: f32[]) -> pred[] {{\n  %a = f32[] parameter(0)\n  %b = f32[] parameter(1)\n  ROOT %c = pred[] compare(%a, %b), direction=LT\n}}\n\nENTRY %main {{\n{body}\n}}\n"
+        );
+        parse_module(&text).unwrap_or_else(|e| panic!("{e}\n{text}"))
+    }
+
+    fn ok(body: &str) {
+        let m = module(body);
+        if let Err(e) = verify_module(&m) {
+            panic!("expected valid, got: {e}\n{body}");
+        }
+    }
+
+    /// The error names the entry computation, the instruction, and contains `needle`.
+    fn bad(body: &str, instr: &str, needle: &str) {
+        let m = module(body);
+        match verify_module(&m) {
+            Ok(()) => panic!("expected an error about {needle:?} for:\n{body}"),
+            Err(e) => {
+                assert_eq!(e.computation, "main", "{e}");
+                assert_eq!(e.instruction.as_deref(), Some(instr), "{e}");
+                assert!(e.message.contains(needle), "{e} lacks {needle:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn elementwise_rules() {
+        ok("  %p = f32[2,3] parameter(0)\n  %q = f32[2,3] parameter(1)\n  %a = f32[2,3] add(%p, %q)\n  %c = pred[2,3] compare(%p, %q), direction=GT\n  %n = f32[2,3] select(%c, %p, %q)\n  ROOT %r = s32[2,3] convert(%n)");
+        bad("  %p = f32[4] parameter(0)\n  %q = f32[5] parameter(1)\n  ROOT %a = f32[4] add(%p, %q)", "a", "same shape");
+        bad(
+            "  %p = f32[4] parameter(0)\n  ROOT %a = f32[5] negate(%p)",
+            "a",
+            "should have shape f32[4]",
+        );
+        bad(
+            "  %p = f32[4] parameter(0)\n  ROOT %a = f32[4] compare(%p, %p), direction=EQ",
+            "a",
+            "pred[4]",
+        );
+        bad(
+            "  %p = f32[4] parameter(0)\n  ROOT %a = f32[4] and(%p, %p)",
+            "a",
+            "pred or integers",
+        );
+        ok("  %p = c64[4] parameter(0)\n  ROOT %a = f32[4] abs(%p)");
+        ok("  %p = f32[] parameter(0)\n  %x = f32[4] parameter(1)\n  ROOT %c = f32[4] clamp(%p, %x, %p)");
+    }
+
+    #[test]
+    fn bitcast_convert_and_bitcast_rules() {
+        ok("  %p = f32[4] parameter(0)\n  ROOT %b = u8[4,4] bitcast-convert(%p)");
+        ok("  %p = u8[4,4] parameter(0)\n  ROOT %b = f32[4] bitcast-convert(%p)");
+        bad(
+            "  %p = u8[4,3] parameter(0)\n  ROOT %b = f32[4] bitcast-convert(%p)",
+            "b",
+            "last dimension of 4",
+        );
+        ok("  %p = f32[2,8]{1,0} parameter(0)\n  ROOT %b = f32[16]{0} bitcast(%p)");
+        ok("  %p = f32[4] parameter(0)\n  ROOT %b = u8[16] bitcast(%p)");
+        bad(
+            "  %p = f32[4] parameter(0)\n  ROOT %b = f32[5] bitcast(%p)",
+            "b",
+            "element count",
+        );
+    }
+
+    #[test]
+    fn data_movement_rules() {
+        ok("  %p = f32[3] parameter(0)\n  ROOT %b = f32[2,3] broadcast(%p), dimensions={1}");
+        bad(
+            "  %p = f32[3] parameter(0)\n  ROOT %b = f32[3,2] broadcast(%p), dimensions={1}",
+            "b",
+            "does not match result dimension 1",
+        );
+        ok("  %p = f32[2,3] parameter(0)\n  ROOT %t = f32[3,2] transpose(%p), dimensions={1,0}");
+        bad(
+            "  %p = f32[2,3] parameter(0)\n  ROOT %t = f32[3,2] transpose(%p), dimensions={1,1}",
+            "t",
+            "not a permutation",
+        );
+        bad(
+            "  %p = f32[4] parameter(0)\n  ROOT %r = f32[5] reshape(%p)",
+            "r",
+            "element count",
+        );
+        ok("  %p = f32[10] parameter(0)\n  ROOT %s = f32[3] slice(%p), slice={[1:8:3]}");
+        bad(
+            "  %p = f32[10] parameter(0)\n  ROOT %s = f32[3] slice(%p), slice={[1:11]}",
+            "s",
+            "invalid for size 10",
+        );
+        ok("  %p = f32[4,4] parameter(0)\n  %i = s32[] parameter(1)\n  ROOT %d = f32[2,4] dynamic-slice(%p, %i, %i), dynamic_slice_sizes={2,4}");
+        bad("  %p = f32[4,4] parameter(0)\n  %i = s32[] parameter(1)\n  ROOT %d = f32[2,4] dynamic-slice(%p, %i), dynamic_slice_sizes={2,4}", "d", "start indices");
+        ok("  %p = f32[4,4] parameter(0)\n  %u = f32[1,4] parameter(1)\n  %i = s32[] parameter(2)\n  ROOT %d = f32[4,4] dynamic-update-slice(%p, %u, %i, %i)");
+        ok("  %p = f32[2,3] parameter(0)\n  %q = f32[2,5] parameter(1)\n  ROOT %c = f32[2,8] concatenate(%p, %q), dimensions={1}");
+        bad("  %p = f32[2,3] parameter(0)\n  %q = f32[3,5] parameter(1)\n  ROOT %c = f32[2,8] concatenate(%p, %q), dimensions={1}", "c", "dimension 0");
+        ok("  %p = f32[3] parameter(0)\n  %z = f32[] constant(0)\n  ROOT %q = f32[8] pad(%p, %z), padding=1_2_1");
+        bad("  %p = f32[3] parameter(0)\n  %z = f32[] constant(0)\n  ROOT %q = f32[9] pad(%p, %z), padding=1_2_1", "q", "f32[8]");
+        ok("  ROOT %i = s32[3,4] iota(), iota_dimension=1");
+        bad(
+            "  ROOT %i = s32[3,4] iota(), iota_dimension=2",
+            "i",
+            "out of range",
+        );
+    }
+
+    #[test]
+    fn reductions_dot_convolution_gather_scatter() {
+        ok("  %p = f32[2,3] parameter(0)\n  %z = f32[] constant(0)\n  ROOT %r = f32[2] reduce(%p, %z), dimensions={1}, to_apply=%add");
+        bad("  %p = f32[2,3] parameter(0)\n  %z = f32[] constant(0)\n  ROOT %r = f32[3] reduce(%p, %z), dimensions={1}, to_apply=%add", "r", "f32[2]");
+        bad("  %p = f32[2,3] parameter(0)\n  %z = f32[] constant(0)\n  ROOT %r = f32[2] reduce(%p, %z), dimensions={1}, to_apply=%lt", "r", "reducer %lt");
+        ok("  %p = f32[8,8] parameter(0)\n  %z = f32[] constant(0)\n  ROOT %r = f32[4,4] reduce-window(%p, %z), window={size=2x2 stride=2x2}, to_apply=%add");
+        bad("  %p = f32[8,8] parameter(0)\n  %z = f32[] constant(0)\n  ROOT %r = f32[4,5] reduce-window(%p, %z), window={size=2x2 stride=2x2}, to_apply=%add", "r", "f32[4,4]");
+        ok("  %a = f32[5,2,3] parameter(0)\n  %b = f32[5,3,7] parameter(1)\n  ROOT %d = f32[5,2,7] dot(%a, %b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}");
+        bad("  %a = f32[2,3] parameter(0)\n  %b = f32[4,7] parameter(1)\n  ROOT %d = f32[2,7] dot(%a, %b), lhs_contracting_dims={1}, rhs_contracting_dims={0}", "d", "must be equal");
+        ok("  %x = f32[1,8,8,3] parameter(0)\n  %k = f32[3,3,3,4] parameter(1)\n  ROOT %c = f32[1,4,4,4] convolution(%x, %k), window={size=3x3 stride=2x2 pad=1_1x1_1}, dim_labels=b01f_01io->b01f");
+        bad("  %x = f32[1,8,8,3] parameter(0)\n  %k = f32[3,3,2,4] parameter(1)\n  ROOT %c = f32[1,4,4,4] convolution(%x, %k), window={size=3x3 stride=2x2 pad=1_1x1_1}, dim_labels=b01f_01io->b01f", "c", "feature_group_count");
+        ok("  %o = f32[5,4] parameter(0)\n  %i = s32[3,1] parameter(1)\n  ROOT %g = f32[3,4] gather(%o, %i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,4}");
+        bad("  %o = f32[5,4] parameter(0)\n  %i = s32[3,1] parameter(1)\n  ROOT %g = f32[3,5] gather(%o, %i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,4}", "g", "f32[3,4]");
+        ok("  %o = f32[5,4] parameter(0)\n  %i = s32[3,1] parameter(1)\n  %u = f32[3,4] parameter(2)\n  ROOT %s = f32[5,4] scatter(%o, %i, %u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=%add");
+        ok("  %k = f32[4,5] parameter(0)\n  ROOT %s = f32[4,5] sort(%k), dimensions={1}, to_apply=%lt");
+        bad("  %k = f32[4,5] parameter(0)\n  ROOT %s = f32[4,5] sort(%k), dimensions={1}, to_apply=%add", "s", "must return pred[]");
+    }
+
+    #[test]
+    fn control_flow_and_calls() {
+        let m = parse_module("HloModule w\n%c (p: (s32[], f32[])) -> pred[] {\n  %p = (s32[], f32[]) parameter(0)\n  %i = s32[] get-tuple-element(%p), index=0\n  %n = s32[] constant(3)\n  ROOT %lt = pred[] compare(%i, %n), direction=LT\n}\n%b (p: (s32[], f32[])) -> (s32[], f32[]) {\n  %p = (s32[], f32[]) parameter(0)\n  %i = s32[] get-tuple-element(%p), index=0\n  %x = f32[] get-tuple-element(%p), index=1\n  ROOT %t = (s32[], f32[]) tuple(%i, %x)\n}\nENTRY %e (a: (s32[], f32[])) -> (s32[], f32[]) {\n  %a = (s32[], f32[]) parameter(0)\n  ROOT %w = (s32[], f32[]) while(%a), condition=%c, body=%b\n}\n").unwrap();
+        verify_module(&m).unwrap();
+        let mut broken = m.clone();
+        broken.computations[1].root = 1; // body now returns s32[]
+        let e = verify_module(&broken).unwrap_err();
+        assert!(
+            e.to_string().contains("body %b must return the init shape"),
+            "{e}"
+        );
+        // fusion parameter/root shapes must match operands/result.
+        let m = parse_module("HloModule f\n%fused (p: f32[4]) -> f32[4] {\n  %p = f32[4] parameter(0)\n  ROOT %n = f32[4] negate(%p)\n}\nENTRY %e (a: f32[4]) -> f32[4] {\n  %a = f32[4]{0} parameter(0)\n  ROOT %f = f32[4]{0} fusion(%a), kind=kLoop, calls=%fused\n}\n").unwrap();
+        verify_module(&m).unwrap();
+        let m = parse_module("HloModule f\n%fused (p: f32[5]) -> f32[5] {\n  %p = f32[5] parameter(0)\n  ROOT %n = f32[5] negate(%p)\n}\nENTRY %e (a: f32[4]) -> f32[4] {\n  %a = f32[4]{0} parameter(0)\n  ROOT %f = f32[4]{0} fusion(%a), kind=kLoop, calls=%fused\n}\n").unwrap();
+        let e = verify_module(&m).unwrap_err();
+        assert_eq!(
+            (e.computation.as_str(), e.instruction.as_deref()),
+            ("e", Some("f"))
+        );
+        assert!(e.message.contains("does not match parameter 0"), "{e}");
+        // Recursion through call is rejected.
+        let m = parse_module("HloModule r\n%a (p: f32[]) -> f32[] {\n  %p = f32[] parameter(0)\n  ROOT %c = f32[] call(%p), to_apply=%a\n}\nENTRY %e (x: f32[]) -> f32[] {\n  %x = f32[] parameter(0)\n  ROOT %c = f32[] call(%x), to_apply=%a\n}\n").unwrap();
+        let e = verify_module(&m).unwrap_err();
+        assert!(e.message.contains("recursively"), "{e}");
+        // Conditional with s32 index and branch computations.
+        let m = parse_module("HloModule c\n%b0 (p: f32[]) -> f32[] {\n  %p = f32[] parameter(0)\n  ROOT %n = f32[] negate(%p)\n}\n%b1 (p: f32[]) -> f32[] {\n  ROOT %p = f32[] parameter(0)\n}\nENTRY %e (i: s32[], x: f32[]) -> f32[] {\n  %i = s32[] parameter(0)\n  %x = f32[] parameter(1)\n  ROOT %c = f32[] conditional(%i, %x, %x), branch_computations={%b0, %b1}\n}\n").unwrap();
+        verify_module(&m).unwrap();
+    }
+
+    #[test]
+    fn parameter_numbering_and_tuple_rules() {
+        let m = module("  %p = f32[] parameter(1)\n  ROOT %n = f32[] negate(%p)");
+        let e = verify_module(&m).unwrap_err();
+        assert_eq!(e.instruction, None);
+        assert!(e.message.contains("parameter numbers must be 0..1"), "{e}");
+        bad(
+            "  %p = f32[4] parameter(0)\n  ROOT %g = f32[4] get-tuple-element(%p), index=0",
+            "g",
+            "tuple operand",
+        );
+        bad(
+            "  %p = (f32[4]) parameter(0)\n  ROOT %g = f32[4] get-tuple-element(%p), index=1",
+            "g",
+            "out of range for a 1-tuple",
+        );
+        bad(
+            "  %p = f32[4] parameter(0)\n  ROOT %t = (f32[4], f32[]) tuple(%p, %p)",
+            "t",
+            "(f32[4], f32[4])",
+        );
+        // A constant whose value does not have its shape (only constructible in memory).
+        let mut m = module("  ROOT %k = f32[2] constant({1, 2})");
+        m.computations[2].instructions[0].shape = Shape::array(PrimitiveType::F32, vec![3]);
+        let e = verify_module(&m).unwrap_err();
+        assert!(e.message.contains("the constant's value is f32[2]"), "{e}");
+        // Operands must be defined before their users.
+        let mut m = module("  %p = f32[] parameter(0)\n  ROOT %n = f32[] negate(%p)");
+        m.computations[2].instructions[0].operands = vec![];
+        m.computations[2].instructions[1].operands = vec![1];
+        let e = verify_module(&m).unwrap_err();
+        assert!(e.message.contains("not defined before"), "{e}");
+    }
+}
