@@ -334,8 +334,25 @@ fn crashes_and_hangs_are_isolated_and_the_worker_restarts() {
             None,
         ),
     ];
+    // corpora/regressions/README.md records these on jaxlib 0.10.2; other releases fixed some
+    // (0.11.2 rejects reshape_5_from_4 with a parse error), so there either outcome is fine
+    // as long as it is a typed outcome and the worker comes back.
+    let jaxlib = b.info().unwrap()["jaxlib"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    let pinned = jaxlib == "0.10.2";
     for (name, inputs, kind, stage, signal) in cases {
         let o = b.run(&regression(name), &inputs, &opts);
+        if !pinned && o.kind() != kind {
+            assert!(
+                matches!(o, Outcome::Rejected { .. } | Outcome::Crash { .. }),
+                "{name} on jaxlib {jaxlib}: {o:?}"
+            );
+            eprintln!("{name} on jaxlib {jaxlib}: {o}");
+            next_module_runs(&b);
+            continue;
+        }
         assert_eq!(o.kind(), kind, "{name}: {o}\n{o:?}");
         assert_eq!(o.stage(), Some(stage), "{name}: {o}");
         if let Outcome::Crash {
@@ -358,8 +375,9 @@ fn crashes_and_hangs_are_isolated_and_the_worker_restarts() {
     // in a warm one it may read mapped memory and fail with an error instead.
     let o = b.run(&regression("gte_index1_on_1tuple"), &[x.clone()], &opts);
     match &o {
+        // (jaxlib 0.11.2 gets through the parser and faults in the HLO -> MLIR conversion.)
         Outcome::Crash {
-            stage: Stage::Parse,
+            stage: Stage::Parse | Stage::Convert,
             signal: Some(libc_sig::SEGV),
             stderr_tail,
         } => {
@@ -382,6 +400,19 @@ fn crashes_and_hangs_are_isolated_and_the_worker_restarts() {
     };
     let t = Instant::now();
     let o = b.run(&regression("gte_index3_on_1tuple"), &[x.clone()], &hang);
+    if !pinned
+        && o != (Outcome::Timeout {
+            stage: Stage::Parse,
+        })
+    {
+        eprintln!("gte_index3_on_1tuple on jaxlib {jaxlib}: {o}");
+        assert!(
+            matches!(o, Outcome::Rejected { .. } | Outcome::Crash { .. }),
+            "{o:?}"
+        );
+        next_module_runs(&b);
+        return;
+    }
     assert_eq!(
         o,
         Outcome::Timeout {
@@ -444,14 +475,15 @@ fn each_request_dumps_only_its_own_module_and_disabled_passes_stay_off() {
     let tmp = tempfile::tempdir().unwrap();
     let (d1, d2) = (tmp.path().join("one"), tmp.path().join("two"));
     let x = f32s(&[100.0, 0.5, -1.0, 2.0]);
+    // A regex other than exactly ".*" dumps every run of a matching pass, changed or not.
     let with = RunOptions {
         dump_to: Some(d1.clone()),
-        pass_re: Some(".*".into()),
+        pass_re: Some("algsimp".into()),
         ..RunOptions::default()
     };
     let without = RunOptions {
         dump_to: Some(d2.clone()),
-        pass_re: Some(".*".into()),
+        pass_re: Some("algsimp".into()),
         disabled_passes: vec!["algsimp".into()],
         ..RunOptions::default()
     };
@@ -485,10 +517,13 @@ fn each_request_dumps_only_its_own_module_and_disabled_passes_stay_off() {
         !f2.iter().any(|n| n.contains("after_algsimp")),
         "algsimp disabled, yet: {f2:?}"
     );
-    // algsimp rewrites log(exp(x)) to x; without it, exp(100) overflows to inf in f32.
-    let first = |r: &harness::backend::RunResult| r.outputs[0].as_array().unwrap().get(0).to_f64();
-    assert_eq!(first(&r1), 100.0);
-    assert_eq!(first(&r2), f64::INFINITY);
+    // On CPU algsimp rewrites log(exp(x)) to x; without it, exp(100) overflows to inf in f32.
+    if xla().name() == "xla-cpu" {
+        let first =
+            |r: &harness::backend::RunResult| r.outputs[0].as_array().unwrap().get(0).to_f64();
+        assert_eq!(first(&r1), 100.0);
+        assert_eq!(first(&r2), f64::INFINITY);
+    }
     assert!(
         r1.before_optimizations_hlo
             .as_deref()
