@@ -1,0 +1,967 @@
+//! Differential campaigns: generate modules, run them on the oracle and on XLA, classify, store
+//! findings, resume after a kill.
+//!
+//! # How one module index is tested
+//! 1. Module index `g` (this shard's indices are `g % N == I`) gets the seed
+//!    `mix(campaign seed, g)`; its `pack` programs get `mix(module seed, j)`; each program is
+//!    `generators::generate_from_seed` with inputs from `generators::generate_inputs_from_seed`.
+//! 2. The programs are packed into one module (`generators::pack_with_layout`) so one XLA
+//!    compile tests them all. The campaign thread evaluates each program with the oracle while
+//!    the XLA worker compiles and runs the packed module.
+//! 3. XLA's outputs are split back per program and each program is classified alone. When the
+//!    packed run failed as a whole (crash, rejection, timeout) each program is re-run unpacked to
+//!    find the culprit(s).
+//! 4. A program whose verdict is a finding is re-run alone on XLA (keeping the
+//!    `before_optimizations` module XLA compiled), re-run once more to tell nondeterminism, and
+//!    `stablehlo-ref` votes on a mismatch. The confirmed finding is written to the store before
+//!    anything else happens with it. A finding seen only when packed is stored with the packed
+//!    module.
+//!
+//! Every thread holds one XLA worker (`--jobs` threads, `--jobs` workers), so every core is busy
+//! with either a compile or the oracle.
+//!
+//! # Resumption
+//! `DIR/campaign.json` holds the next module index below which everything is done; it is saved
+//! atomically as modules complete. Findings are keyed by signature and occurrence, so work
+//! redone after a kill neither loses nor duplicates findings.
+
+use crate::backend::{Backend, Outcome, RunOptions, RunResult, StageTimeouts};
+use crate::classify::{classify, Evidence, Label, Verdict, VerdictKind, ORACLE};
+use crate::compare::Tolerance;
+use crate::interp_backend::InterpBackend;
+use crate::store::{CampaignState, CampaignStats, NewFinding, Recorded, Signature, Store};
+use crate::worker::{WorkerBackend, WorkerConfig};
+use hlo::{Literal, Module};
+use serde::Serialize;
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// When a campaign stops.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Stop {
+    /// Wall-clock time of this invocation.
+    pub time: Option<Duration>,
+    /// Total module indices of the campaign (over all invocations of a resumed campaign).
+    pub iterations: Option<u64>,
+}
+
+/// Everything a campaign is configured by.
+#[derive(Clone, Debug)]
+pub struct CampaignConfig {
+    /// Backend names: the oracle (`interp`) and the XLA backends (`xla-cpu`, `xla-gpu`);
+    /// `stablehlo-ref` in the list is used as the voter.
+    pub backends: Vec<String>,
+    pub seed: u64,
+    pub jobs: usize,
+    /// `(I, N)`.
+    pub shard: (u64, u64),
+    pub out: PathBuf,
+    pub xla_options: Vec<(String, String)>,
+    /// Programs per module.
+    pub pack: usize,
+    pub stop: Stop,
+    pub generator: generators::Config,
+    pub python: Option<PathBuf>,
+    /// Ask `stablehlo-ref` to vote on mismatches.
+    pub voter: bool,
+    /// Show a progress bar (only when stderr is a terminal).
+    pub progress: bool,
+    pub timeouts: StageTimeouts,
+}
+
+impl Default for CampaignConfig {
+    fn default() -> Self {
+        CampaignConfig {
+            backends: vec!["interp".into(), "xla-cpu".into()],
+            seed: 0,
+            jobs: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
+            shard: (0, 1),
+            out: PathBuf::from("hlo-diff-out"),
+            xla_options: Vec::new(),
+            pack: 8,
+            stop: Stop {
+                time: None,
+                iterations: Some(100),
+            },
+            generator: generators::Config::default(),
+            python: None,
+            voter: true,
+            progress: true,
+            timeouts: campaign_timeouts(),
+        }
+    }
+}
+
+/// Stage limits for campaigns: shorter than a single run's, so one hang costs little.
+pub fn campaign_timeouts() -> StageTimeouts {
+    StageTimeouts {
+        parse: Duration::from_secs(20),
+        convert: Duration::from_secs(20),
+        compile: Duration::from_secs(60),
+        execute: Duration::from_secs(30),
+    }
+}
+
+/// Why a campaign could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum CampaignError {
+    #[error("{0}")]
+    Usage(String),
+    #[error("{0}")]
+    Infrastructure(String),
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// One point of the throughput timeline.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Sample {
+    pub t_s: f64,
+    pub modules: u64,
+    pub programs: u64,
+    pub findings: u64,
+}
+
+/// What a campaign did: the input of the reports.
+#[derive(Clone, Debug, Serialize)]
+pub struct CampaignSummary {
+    pub seed: u64,
+    pub shard: (u64, u64),
+    pub backends: Vec<String>,
+    pub xla_options: Vec<(String, String)>,
+    pub pack: usize,
+    pub jobs: usize,
+    /// Seconds of this invocation.
+    pub elapsed_s: f64,
+    /// Counters over the whole campaign (all invocations).
+    pub stats: CampaignStats,
+    /// Modules and programs of this invocation.
+    pub modules_this_run: u64,
+    pub programs_this_run: u64,
+    pub modules_per_s: f64,
+    pub programs_per_s: f64,
+    pub timeline: Vec<Sample>,
+    /// Versions reported by the XLA worker.
+    pub xla_info: serde_json::Value,
+    pub out: PathBuf,
+    pub resumed: bool,
+}
+
+/// A deterministic 64-bit mix (splitmix64's finalizer) of two values.
+pub fn mix(a: u64, b: u64) -> u64 {
+    let mut z = a ^ b
+        .wrapping_mul(0x9e3779b97f4a7c15)
+        .wrapping_add(0x632be59bd9b4e5b);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d049bb133111eb);
+    z ^ (z >> 31)
+}
+
+/// The backends of a campaign.
+pub struct Engines {
+    pub oracle: InterpBackend,
+    pub xla: Vec<WorkerBackend>,
+    pub voter: Option<WorkerBackend>,
+}
+
+impl Engines {
+    /// Builds the backends named in `names` (the oracle is always `interp`).
+    pub fn new(
+        names: &[String],
+        jobs: usize,
+        python: Option<PathBuf>,
+        voter: bool,
+    ) -> Result<Engines, CampaignError> {
+        let mut xla = Vec::new();
+        let mut want_voter = voter;
+        if !names.iter().any(|n| n == ORACLE) {
+            return Err(CampaignError::Usage(format!(
+                "--backends must include the oracle `{ORACLE}`"
+            )));
+        }
+        for n in names {
+            match n.as_str() {
+                "interp" => {}
+                "stablehlo-ref" => want_voter = true,
+                other => {
+                    let cfg = WorkerConfig::new(crate::worker::Platform::Cpu)
+                        .with_python(python.clone())
+                        .with_workers(jobs);
+                    match WorkerBackend::by_name(other, cfg) {
+                        Some(b) => xla.push(b),
+                        None => {
+                            return Err(CampaignError::Usage(format!(
+                                "unknown backend `{other}` (known: interp, xla-cpu, xla-gpu, stablehlo-ref)"
+                            )))
+                        }
+                    }
+                }
+            }
+        }
+        if xla.is_empty() {
+            return Err(CampaignError::Usage(
+                "--backends needs at least one XLA backend (xla-cpu, xla-gpu)".into(),
+            ));
+        }
+        let voter = if want_voter {
+            Some(match xla.iter().find(|b| b.name() == "xla-cpu") {
+                Some(cpu) => WorkerBackend::stablehlo_ref_on(cpu),
+                None => WorkerBackend::stablehlo_ref(
+                    WorkerConfig::new(crate::worker::Platform::Cpu)
+                        .with_python(python)
+                        .with_workers(1),
+                ),
+            })
+        } else {
+            None
+        };
+        Ok(Engines {
+            oracle: InterpBackend::new(),
+            xla,
+            voter,
+        })
+    }
+
+    /// Starts a worker of every XLA backend, failing with the install hint when one cannot run.
+    pub fn check_available(&self) -> Result<serde_json::Value, CampaignError> {
+        let mut info = serde_json::Map::new();
+        for b in &self.xla {
+            match b.info() {
+                Ok(v) => {
+                    info.insert(b.name().to_string(), v);
+                }
+                Err(Outcome::Unavailable { why }) => {
+                    return Err(CampaignError::Infrastructure(format!(
+                        "{}: {why}",
+                        b.name()
+                    )))
+                }
+                Err(o) => return Err(CampaignError::Infrastructure(format!("{}: {o}", b.name()))),
+            }
+        }
+        Ok(serde_json::Value::Object(info))
+    }
+}
+
+/// One generated program with its inputs.
+pub struct Program {
+    pub seed: u64,
+    pub module: Module,
+    pub inputs: Vec<Literal>,
+}
+
+/// The programs of module index `g`.
+pub fn programs_for(seed: u64, g: u64, pack: usize, cfg: &generators::Config) -> Vec<Program> {
+    let mseed = mix(seed, g);
+    (0..pack.max(1))
+        .map(|j| {
+            let pseed = mix(mseed, j as u64);
+            let module = generators::generate_from_seed(pseed, cfg);
+            let inputs = generators::generate_inputs_from_seed(&module, pseed, cfg);
+            Program {
+                seed: pseed,
+                module,
+                inputs,
+            }
+        })
+        .collect()
+}
+
+/// What testing one program came to.
+#[derive(Clone, Debug)]
+pub struct ProgramReport {
+    pub program: usize,
+    pub verdict: Verdict,
+    pub recorded: Option<Recorded>,
+    pub opcodes: Vec<hlo::Opcode>,
+}
+
+/// Per-output leaf ranges of a packed module's programs.
+fn leaf_ranges(
+    packed: &Module,
+    layout: &generators::pack::PackLayout,
+) -> Vec<std::ops::Range<usize>> {
+    let e = packed.entry_computation();
+    let root = e.root_instruction();
+    let counts: Vec<usize> = root
+        .operands
+        .iter()
+        .map(|&o| e.instructions[o].shape.leaves().len())
+        .collect();
+    let mut offsets = vec![0usize; counts.len() + 1];
+    for (i, c) in counts.iter().enumerate() {
+        offsets[i + 1] = offsets[i] + c;
+    }
+    layout
+        .outputs
+        .iter()
+        .map(|&(first, n)| offsets[first.min(counts.len())]..offsets[(first + n).min(counts.len())])
+        .collect()
+}
+
+fn split_result(r: &RunResult, range: std::ops::Range<usize>) -> Option<RunResult> {
+    let outs = r.outputs.get(range)?.to_vec();
+    Some(RunResult {
+        outputs: outs,
+        result_shape: None,
+        timings: r.timings.clone(),
+        optimized_hlo: None,
+        before_optimizations_hlo: None,
+        dump_dir: None,
+    })
+}
+
+/// Runs, confirms and (for findings) stores everything about one module index.
+pub struct Tester<'a> {
+    pub engines: &'a Engines,
+    pub store: Option<&'a Store>,
+    pub opts: RunOptions,
+    pub campaign_seed: u64,
+}
+
+impl<'a> Tester<'a> {
+    pub fn new(
+        engines: &'a Engines,
+        store: Option<&'a Store>,
+        xla_options: &[(String, String)],
+        timeouts: StageTimeouts,
+    ) -> Tester<'a> {
+        Tester {
+            engines,
+            store,
+            opts: RunOptions {
+                timeouts,
+                env_option_overrides: xla_options.to_vec(),
+                ..RunOptions::default()
+            },
+            campaign_seed: 0,
+        }
+    }
+
+    /// Tests programs packed into one module; `g` names the module index in occurrences.
+    pub fn test_programs(&self, g: u64, programs: &[Program]) -> Vec<ProgramReport> {
+        let mods: Vec<Module> = programs.iter().map(|p| p.module.clone()).collect();
+        let (packed, layout) = generators::pack::pack_with_layout(&mods);
+        let packed_text = hlo::print::module_to_string(&packed);
+        let packed_inputs: Vec<Literal> = programs
+            .iter()
+            .flat_map(|p| p.inputs.iter().cloned())
+            .collect();
+        let ranges = leaf_ranges(&packed, &layout);
+
+        // XLA on the packed module while the oracle runs here.
+        let (xla_outcomes, oracle_outcomes) = std::thread::scope(|s| {
+            let h = s.spawn(|| {
+                self.engines
+                    .xla
+                    .iter()
+                    .map(|b| {
+                        (
+                            b.name().to_string(),
+                            b.run(&packed_text, &packed_inputs, &self.opts),
+                        )
+                    })
+                    .collect::<Vec<_>>()
+            });
+            let oracle: Vec<Outcome> = programs
+                .iter()
+                .map(|p| self.engines.oracle.run_module(&p.module, &p.inputs))
+                .collect();
+            (h.join().unwrap_or_default(), oracle)
+        });
+
+        let mut reports = Vec::with_capacity(programs.len());
+        for (j, p) in programs.iter().enumerate() {
+            let tol = Tolerance::for_module(&p.module);
+            // Per-program XLA outcomes: split from the packed run, or the program alone when the
+            // packed run failed as a whole.
+            let mut outcomes: Vec<(String, Outcome)> =
+                vec![(ORACLE.to_string(), oracle_outcomes[j].clone())];
+            let mut alone: Vec<(String, Outcome)> = Vec::new();
+            for (k, (name, o)) in xla_outcomes.iter().enumerate() {
+                let per = match o {
+                    Outcome::Ok(r) => match split_result(r, ranges[j].clone()) {
+                        Some(r) => Outcome::Ok(r),
+                        None => Outcome::HarnessError {
+                            stage: None,
+                            message: "packed result has too few outputs".into(),
+                        },
+                    },
+                    failed if programs.len() == 1 => failed.clone(),
+                    _ => {
+                        let text = hlo::print::module_to_string(&p.module);
+                        let o = self.engines.xla[k].run(&text, &p.inputs, &self.opts);
+                        alone.push((name.clone(), o.clone()));
+                        o
+                    }
+                };
+                outcomes.push((name.clone(), per));
+            }
+            let verdict = classify(&outcomes, &Evidence::new(&tol));
+            let mut report = ProgramReport {
+                program: j,
+                verdict: verdict.clone(),
+                recorded: None,
+                opcodes: p.module.opcode_histogram().into_keys().collect(),
+            };
+            if verdict.is_bug() {
+                let (v, rec) = self.confirm_and_store(
+                    g,
+                    j,
+                    p,
+                    &tol,
+                    &outcomes,
+                    &alone,
+                    &packed_text,
+                    &packed_inputs,
+                );
+                report.verdict = v;
+                report.recorded = rec;
+            }
+            reports.push(report);
+        }
+        // A packed failure no single program reproduces: keep the packed module.
+        if let Some((name, o)) = xla_outcomes
+            .iter()
+            .find(|(_, o)| !o.is_ok() && programs.len() > 1)
+        {
+            if reports.iter().all(|r| !r.verdict.is_bug()) {
+                let outcomes = vec![(name.clone(), o.clone())];
+                let tol = Tolerance::default();
+                let v = classify(&outcomes, &Evidence::new(&tol));
+                if v.is_bug() {
+                    let rec = self.store_finding(
+                        &v,
+                        Some(&packed),
+                        &packed_text,
+                        None,
+                        &packed_inputs,
+                        &outcomes,
+                        format!("{}:{g}:packed", self.campaign_seed),
+                        json!({"module_index": g, "only_when_packed": true, "programs": programs.len()}),
+                    );
+                    reports.push(ProgramReport {
+                        program: usize::MAX,
+                        verdict: v,
+                        recorded: rec,
+                        opcodes: Vec::new(),
+                    });
+                }
+            }
+        }
+        reports
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn confirm_and_store(
+        &self,
+        g: u64,
+        j: usize,
+        p: &Program,
+        tol: &Tolerance,
+        outcomes: &[(String, Outcome)],
+        alone: &[(String, Outcome)],
+        packed_text: &str,
+        packed_inputs: &[Literal],
+    ) -> (Verdict, Option<Recorded>) {
+        let text = hlo::print::module_to_string(&p.module);
+        let oracle = outcomes[0].clone();
+        let mut opts = self.opts.clone();
+        opts.return_before_optimizations_hlo = true;
+        let mut firsts: Vec<(String, Outcome)> = vec![oracle];
+        let mut reruns: Vec<(String, Outcome)> = Vec::new();
+        for (k, b) in self.engines.xla.iter().enumerate() {
+            let name = b.name().to_string();
+            // A failure already reproduced alone is not run a third time.
+            let first = match alone.iter().find(|(n, _)| *n == name) {
+                Some((_, o)) if !o.is_ok() => o.clone(),
+                _ => self.engines.xla[k].run(&text, &p.inputs, &opts),
+            };
+            if first.is_ok() {
+                reruns.push((
+                    name.clone(),
+                    self.engines.xla[k].run(&text, &p.inputs, &opts),
+                ));
+            }
+            firsts.push((name, first));
+        }
+        let before = firsts
+            .iter()
+            .filter_map(|(_, o)| o.as_ok())
+            .find_map(|r| r.before_optimizations_hlo.clone());
+        let pre = classify(
+            &firsts,
+            &Evidence {
+                reruns: &reruns,
+                ..Evidence::new(tol)
+            },
+        );
+        let voter = match (&self.engines.voter, pre.kind) {
+            (Some(v), VerdictKind::Mismatch) => Some(v.run(&text, &p.inputs, &self.opts)),
+            _ => None,
+        };
+        let verdict = classify(
+            &firsts,
+            &Evidence {
+                reruns: &reruns,
+                voter: voter.as_ref(),
+                ..Evidence::new(tol)
+            },
+        );
+        let mut all = firsts.clone();
+        if let Some(v) = voter {
+            all.push(("stablehlo-ref".into(), v));
+        }
+        let occurrence = format!("{}:{g}:{j}", self.campaign_seed);
+        if verdict.is_bug() {
+            let rec = self.store_finding(
+                &verdict,
+                Some(&p.module),
+                &text,
+                before.as_deref(),
+                &p.inputs,
+                &all,
+                occurrence,
+                json!({"module_index": g, "program": j, "program_seed": p.seed}),
+            );
+            return (verdict, rec);
+        }
+        // Seen only when packed: keep the packed module, labelled as such.
+        let packed_verdict = classify(outcomes, &Evidence::new(tol));
+        let rec = self.store_finding(
+            &packed_verdict,
+            Some(&p.module),
+            packed_text,
+            None,
+            packed_inputs,
+            outcomes,
+            occurrence,
+            json!({"module_index": g, "program": j, "program_seed": p.seed, "only_when_packed": true,
+                   "alone": verdict.kind.name()}),
+        );
+        (packed_verdict, rec)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn store_finding(
+        &self,
+        verdict: &Verdict,
+        module: Option<&Module>,
+        text: &str,
+        before: Option<&str>,
+        inputs: &[Literal],
+        outcomes: &[(String, Outcome)],
+        occurrence: String,
+        meta: serde_json::Value,
+    ) -> Option<Recorded> {
+        let store = self.store?;
+        let mut meta = meta;
+        if let Some(m) = meta.as_object_mut() {
+            m.insert("campaign_seed".into(), json!(self.campaign_seed));
+            m.insert("xla_options".into(), json!(self.opts.env_option_overrides));
+        }
+        let nf = NewFinding {
+            signature: Signature::of(verdict, module),
+            occurrence,
+            verdict,
+            module_text: text,
+            before_optimizations: before,
+            inputs,
+            outcomes,
+            meta,
+        };
+        match store.record(&nf) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                eprintln!("hlo-diff: could not store a finding: {e}");
+                None
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The campaign loop.
+
+struct Shared {
+    state: CampaignState,
+    /// Completed module indices (in-shard ordinals) above the watermark, with their stats.
+    pending: BTreeMap<u64, CampaignStats>,
+    timeline: Vec<Sample>,
+    modules_this_run: u64,
+    programs_this_run: u64,
+    findings_this_run: u64,
+    last_save: Instant,
+    last_sample: Instant,
+}
+
+fn bucket_ulps(u: u64) -> u32 {
+    if u == 0 {
+        0
+    } else {
+        64 - u.leading_zeros()
+    }
+}
+
+fn stats_of(reports: &[ProgramReport]) -> CampaignStats {
+    let mut s = CampaignStats {
+        modules: 1,
+        ..CampaignStats::default()
+    };
+    for r in reports {
+        if r.program != usize::MAX {
+            s.programs += 1;
+        }
+        *s.verdicts
+            .entry(r.verdict.kind.name().to_string())
+            .or_insert(0) += 1;
+        if r.verdict.is_bug() {
+            let label = r.verdict.label.unwrap_or(Label::Undecided).name();
+            *s.labels
+                .entry(format!("{}:{label}", r.verdict.kind.name()))
+                .or_insert(0) += 1;
+        }
+        if r.verdict.kind != VerdictKind::Unsupported {
+            for op in &r.opcodes {
+                *s.op_coverage.entry(op.name().to_string()).or_insert(0) += 1;
+            }
+        } else {
+            *s.unsupported
+                .entry(crate::store::normalize_message(&r.verdict.message))
+                .or_insert(0) += 1;
+        }
+        if let Some(c) = &r.verdict.comparison {
+            for o in &c.outputs {
+                if o.ty.is_float() || o.ty.is_complex() {
+                    *s.ulp_hist.entry(bucket_ulps(o.max_ulps)).or_insert(0) += 1;
+                }
+            }
+        }
+        match &r.recorded {
+            Some(Recorded::New(_)) => s.findings_new += 1,
+            Some(Recorded::Folded { .. }) => s.findings_folded += 1,
+            _ => {}
+        }
+    }
+    s
+}
+
+/// Runs a campaign to its stop condition (or until `stop_flag` is set), writing findings, the
+/// state file and the reports under `cfg.out`.
+pub fn run_campaign(
+    cfg: &CampaignConfig,
+    stop_flag: Option<&AtomicBool>,
+) -> Result<CampaignSummary, CampaignError> {
+    let (si, sn) = cfg.shard;
+    if sn == 0 || si >= sn {
+        return Err(CampaignError::Usage(format!(
+            "--shard {si}/{sn}: need I < N"
+        )));
+    }
+    if cfg.stop.time.is_none() && cfg.stop.iterations.is_none() {
+        return Err(CampaignError::Usage("give --time or --iterations".into()));
+    }
+    let store = Store::open(&cfg.out)?;
+    store.clean_temporaries()?;
+    let backends_key: Vec<String> = cfg
+        .backends
+        .iter()
+        .filter(|b| *b != "stablehlo-ref")
+        .cloned()
+        .collect();
+    let fresh = CampaignState {
+        seed: cfg.seed,
+        shard: cfg.shard,
+        next_index: 0,
+        elapsed_s: 0.0,
+        backends: backends_key.clone(),
+        xla_options: cfg.xla_options.clone(),
+        pack: cfg.pack.max(1),
+        stats: CampaignStats::default(),
+    };
+    let (state, resumed) = match store.load_state()? {
+        Some(s) => {
+            if s.seed != fresh.seed
+                || s.shard != fresh.shard
+                || s.backends != fresh.backends
+                || s.pack != fresh.pack
+                || s.xla_options != fresh.xla_options
+            {
+                return Err(CampaignError::Usage(format!(
+                    "{} holds a different campaign (seed {}, shard {}/{}, backends {:?}, pack {}, options {:?}); use another --out",
+                    cfg.out.display(),
+                    s.seed,
+                    s.shard.0,
+                    s.shard.1,
+                    s.backends,
+                    s.pack,
+                    s.xla_options
+                )));
+            }
+            (s, true)
+        }
+        None => (fresh, false),
+    };
+    let engines = Engines::new(
+        &cfg.backends,
+        cfg.jobs.max(1),
+        cfg.python.clone(),
+        cfg.voter,
+    )?;
+    let xla_info = engines.check_available()?;
+    store.save_state(&state)?;
+
+    let started = Instant::now();
+    let start_index = state.next_index;
+    let next = AtomicU64::new(start_index);
+    let shared = Mutex::new(Shared {
+        state,
+        pending: BTreeMap::new(),
+        timeline: vec![Sample {
+            t_s: 0.0,
+            modules: 0,
+            programs: 0,
+            findings: 0,
+        }],
+        modules_this_run: 0,
+        programs_this_run: 0,
+        findings_this_run: 0,
+        last_save: Instant::now(),
+        last_sample: Instant::now(),
+    });
+    let pb = if cfg.progress && std::io::stderr().is_terminal() {
+        let pb = match cfg.stop.iterations {
+            Some(n) => indicatif::ProgressBar::new(n.saturating_sub(start_index)),
+            None => indicatif::ProgressBar::new_spinner(),
+        };
+        pb.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {bar:30} {pos} modules {msg}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        pb.enable_steady_tick(Duration::from_millis(250));
+        pb
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let tester = Tester {
+        campaign_seed: cfg.seed,
+        ..Tester::new(
+            &engines,
+            Some(&store),
+            &cfg.xla_options,
+            cfg.timeouts.clone(),
+        )
+    };
+    let io_error: Mutex<Option<std::io::Error>> = Mutex::new(None);
+    let pack = cfg.pack.max(1);
+
+    std::thread::scope(|s| {
+        for _ in 0..cfg.jobs.max(1) {
+            s.spawn(|| loop {
+                if stop_flag.is_some_and(|f| f.load(Ordering::SeqCst)) {
+                    break;
+                }
+                if cfg.stop.time.is_some_and(|t| started.elapsed() >= t) {
+                    break;
+                }
+                let k = next.fetch_add(1, Ordering::SeqCst);
+                if cfg.stop.iterations.is_some_and(|n| k >= n) {
+                    break;
+                }
+                let g = k * sn + si;
+                let programs = programs_for(cfg.seed, g, pack, &cfg.generator);
+                let reports = tester.test_programs(g, &programs);
+                let st = stats_of(&reports);
+                let mut sh = shared.lock().unwrap_or_else(|e| e.into_inner());
+                sh.modules_this_run += 1;
+                sh.programs_this_run += st.programs;
+                sh.findings_this_run += st.findings_new + st.findings_folded;
+                sh.pending.insert(k, st);
+                // Advance the watermark over completed indices.
+                loop {
+                    let w = sh.state.next_index;
+                    match sh.pending.remove(&w) {
+                        Some(st) => {
+                            sh.state.stats.merge(&st);
+                            sh.state.next_index = w + 1;
+                        }
+                        None => break,
+                    }
+                }
+                let now = Instant::now();
+                if now.duration_since(sh.last_sample) >= Duration::from_millis(500) {
+                    sh.last_sample = now;
+                    let sample = Sample {
+                        t_s: started.elapsed().as_secs_f64(),
+                        modules: sh.modules_this_run,
+                        programs: sh.programs_this_run,
+                        findings: sh.findings_this_run,
+                    };
+                    sh.timeline.push(sample);
+                }
+                if now.duration_since(sh.last_save) >= Duration::from_millis(500) {
+                    sh.last_save = now;
+                    let mut snapshot = sh.state.clone();
+                    snapshot.elapsed_s += started.elapsed().as_secs_f64();
+                    if let Err(e) = store.save_state(&snapshot) {
+                        *io_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
+                    }
+                }
+                let el = started.elapsed().as_secs_f64().max(1e-9);
+                pb.set_position(sh.modules_this_run);
+                let findings: Vec<String> = sh
+                    .state
+                    .stats
+                    .verdicts
+                    .iter()
+                    .filter(|(k, _)| *k != "match" && *k != "unsupported")
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect();
+                pb.set_message(format!(
+                    "{:.1} modules/s {:.1} programs/s | findings: {} | crashes {} | ops {}",
+                    sh.modules_this_run as f64 / el,
+                    sh.programs_this_run as f64 / el,
+                    if findings.is_empty() {
+                        "none".into()
+                    } else {
+                        findings.join(" ")
+                    },
+                    sh.state.stats.verdicts.get("crash").copied().unwrap_or(0),
+                    sh.state.stats.op_coverage.len()
+                ));
+            });
+        }
+    });
+    pb.finish_and_clear();
+
+    let elapsed = started.elapsed().as_secs_f64();
+    let mut sh = shared.into_inner().unwrap_or_else(|e| e.into_inner());
+    sh.state.elapsed_s += elapsed;
+    store.save_state(&sh.state)?;
+    if let Some(e) = io_error.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        return Err(CampaignError::Io(e));
+    }
+    sh.timeline.push(Sample {
+        t_s: elapsed,
+        modules: sh.modules_this_run,
+        programs: sh.programs_this_run,
+        findings: sh.findings_this_run,
+    });
+    let summary = CampaignSummary {
+        seed: cfg.seed,
+        shard: cfg.shard,
+        backends: cfg.backends.clone(),
+        xla_options: cfg.xla_options.clone(),
+        pack,
+        jobs: cfg.jobs.max(1),
+        elapsed_s: elapsed,
+        stats: sh.state.stats.clone(),
+        modules_this_run: sh.modules_this_run,
+        programs_this_run: sh.programs_this_run,
+        modules_per_s: sh.modules_this_run as f64 / elapsed.max(1e-9),
+        programs_per_s: sh.programs_this_run as f64 / elapsed.max(1e-9),
+        timeline: sh.timeline,
+        xla_info,
+        out: cfg.out.clone(),
+        resumed,
+    };
+    crate::report::write_reports(&summary, &store)?;
+    Ok(summary)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The libFuzzer entry.
+
+struct FuzzGlobals {
+    engines: Engines,
+    store: Store,
+    generator: generators::Config,
+}
+
+fn fuzz_globals() -> &'static FuzzGlobals {
+    static G: OnceLock<FuzzGlobals> = OnceLock::new();
+    G.get_or_init(|| {
+        let out = std::env::var_os("HLO_DIFF_FUZZ_OUT")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("fuzz/findings"));
+        let engines = match Engines::new(&["interp".into(), "xla-cpu".into()], 1, None, true) {
+            Ok(e) => e,
+            Err(e) => {
+                eprintln!("hlo_diff: {e}");
+                std::process::exit(3);
+            }
+        };
+        if let Err(e) = engines.check_available() {
+            eprintln!("hlo_diff: XLA is not available: {e}");
+            std::process::exit(3);
+        }
+        let store = match Store::open(&out) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!(
+                    "hlo_diff: cannot open the findings store {}: {e}",
+                    out.display()
+                );
+                std::process::exit(3);
+            }
+        };
+        FuzzGlobals {
+            engines,
+            store,
+            generator: generators::Config::default(),
+        }
+    })
+}
+
+/// A finding of [`fuzz_one`].
+#[derive(Clone, Debug)]
+pub struct Finding {
+    pub verdict: Verdict,
+    pub dir: Option<PathBuf>,
+}
+
+/// One fuzz input: bytes -> module and inputs -> interp vs xla-cpu -> verdict. A finding is
+/// written to the store (`HLO_DIFF_FUZZ_OUT`, default `fuzz/findings`) and returned.
+pub fn fuzz_one(data: &[u8]) -> Option<Finding> {
+    let g = fuzz_globals();
+    let mut u = arbitrary::Unstructured::new(data);
+    let module = generators::generate(&mut u, &g.generator).ok()?;
+    let inputs = generators::generate_inputs(&module, &mut u, &g.generator);
+    let seed = data.iter().fold(0xcbf29ce484222325u64, |h, b| {
+        (h ^ *b as u64).wrapping_mul(0x100000001b3)
+    });
+    let tester = Tester {
+        campaign_seed: seed,
+        ..Tester::new(&g.engines, Some(&g.store), &[], campaign_timeouts())
+    };
+    let reports = tester.test_programs(
+        0,
+        &[Program {
+            seed,
+            module,
+            inputs,
+        }],
+    );
+    let r = reports.into_iter().find(|r| r.verdict.is_bug())?;
+    Some(Finding {
+        dir: r.recorded.map(|r| r.dir().to_path_buf()),
+        verdict: r.verdict,
+    })
+}
+
+/// Loads the campaign state of an output directory (for tools and tests).
+pub fn load_state(out: &Path) -> std::io::Result<Option<CampaignState>> {
+    Store::open(out)?.load_state()
+}
+
+/// Shared handle type for callers that stop a campaign from another thread.
+pub type StopFlag = Arc<AtomicBool>;

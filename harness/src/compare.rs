@@ -1,0 +1,938 @@
+//! The comparator: is a backend's result the oracle's result, up to the freedoms XLA is allowed?
+//!
+//! All tolerance rules live in this module.
+//!
+//! # Rules
+//! - Results are compared leaf by leaf (tuples flattened depth-first, as XLA returns them). A
+//!   different number of leaves, a different element type or different dimensions is a mismatch.
+//! - Integers and `pred` must be equal.
+//! - Floats: NaN equals NaN (any payload, any sign: XLA does not promise NaN bits); an infinity
+//!   equals only the infinity of the same sign; `-0 == +0`. Otherwise an element mismatches only
+//!   when its error exceeds *every* bound of [`Bound`]: the absolute bound, the relative bound
+//!   and the distance in units in the last place (ulps) of the element type. This is
+//!   `run_hlo_module`'s rule (an element fails only if both abs and rel error exceed their
+//!   bounds) with an ulp bound added for the narrow types.
+//! - Complex numbers: real and imaginary parts are compared as floats of the component type.
+//!
+//! # Default bounds per element type
+//! | type | rel | ulps | abs (times the leaf's largest finite \|expected\|) |
+//! |---|---|---|---|
+//! | f64 | 1e-12 | 16 | 1e-13 |
+//! | f32 | 1e-5 | 16 | 1e-6 |
+//! | f16 | 4 eps = 3.9e-3 | 2 | 2e-3 |
+//! | bf16 | 4 eps = 3.1e-2 | 2 | 1.6e-2 |
+//! | f8 / f4 | 2 eps | 1 | 2 eps |
+//!
+//! The absolute bound is relative to the largest finite magnitude in the same output so that a
+//! small element produced by cancellation (`a*b + c` contracted into one FMA by XLA, say) is
+//! judged against the size of the values it was computed from.
+//!
+//! # XLA's freedoms ([`ToleranceHint`], computed by [`hints_for`])
+//! - **Reassociated reductions**: XLA may sum in any order (tree reductions, vectorized partial
+//!   sums). For an output fed by reductions of total length `n` (sum over the reductions feeding
+//!   it), `n * eps * scale` is added to the absolute bound and `n * eps` to the relative bound,
+//!   where `eps` is the machine epsilon of the accumulation type (the narrowest float in the
+//!   cone when excess precision is possible: XLA may accumulate bf16 in f32 where the oracle
+//!   rounds every step, or the other way round).
+//! - **Excess precision** (`xla_allow_excess_precision`, default true): XLA may keep f32
+//!   intermediates where the HLO says f16/bf16, skipping roundings. Allowed: 4 ulps of the
+//!   narrowest float type in the cone, as relative error (`4 * eps(narrow)`), and 4 ulps.
+//! - **Approximate transcendentals**: XLA CPU evaluates exp, log, tanh, logistic, erf, sin, cos,
+//!   pow, ... with fast polynomial approximations. Allowed: 8 ulps of f32 relative (or of f64 for
+//!   f64 outputs) plus 2 ulps of the element type; an infinity may stand for a finite value
+//!   within the relative bound of the type's largest finite value (an approximation overflowing
+//!   a little early or late).
+//! - **Unspecified values**: outputs that depend on `rng` are compared by shape only.
+//!
+//! A mismatch report names the worst elements of each output: index, expected, actual,
+//! abs/rel/ulp error, and the bound used.
+
+use hlo::{ArrayLiteral, CompId, InstrId, Literal, Module, Opcode, PrimitiveType, Scalar};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+
+/// What XLA may legitimately do to one output, derived from the ops feeding it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ToleranceHint {
+    /// Total length of the reductions (reduce, dot, convolution, reduce-window, ...) feeding the
+    /// output, summed over the cone; 0 when there are none.
+    pub reduction_length: u64,
+    /// Some float arithmetic in the cone is done in a type narrower than f32 (f16, bf16, f8, f4).
+    pub excess_precision_possible: bool,
+    /// The narrowest float type in the cone (for the excess-precision allowance).
+    pub narrow_type: Option<PrimitiveType>,
+    /// exp, log, tanh, logistic, erf, trigonometric functions, pow, ... feed the output.
+    pub approximate_transcendentals: bool,
+    /// The output depends on `rng`: its values are implementation-defined.
+    pub unspecified_values: bool,
+}
+
+/// How strictly to compare.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Tolerance {
+    /// Multiplies every default bound (1.0 = the documented defaults).
+    pub scale: f64,
+    /// Replaces the absolute bound (an absolute value, not scaled by magnitudes).
+    pub abs: Option<f64>,
+    /// Replaces the relative bound.
+    pub rel: Option<f64>,
+    /// One hint per output leaf (index = leaf index); missing entries mean no freedom.
+    pub hints: Vec<ToleranceHint>,
+    /// How many of the worst elements each mismatching output reports.
+    pub max_reported: usize,
+}
+
+impl Default for Tolerance {
+    fn default() -> Self {
+        Tolerance {
+            scale: 1.0,
+            abs: None,
+            rel: None,
+            hints: Vec::new(),
+            max_reported: 5,
+        }
+    }
+}
+
+impl Tolerance {
+    /// The default rules with hints computed from `module`.
+    pub fn for_module(module: &Module) -> Tolerance {
+        Tolerance {
+            hints: hints_for(module),
+            ..Tolerance::default()
+        }
+    }
+
+    /// Bitwise-ish equality: no freedom at all (used to check a backend against itself; NaNs
+    /// still compare equal to NaNs).
+    pub fn exact() -> Tolerance {
+        Tolerance {
+            scale: 0.0,
+            abs: Some(0.0),
+            rel: Some(0.0),
+            hints: Vec::new(),
+            max_reported: 5,
+        }
+    }
+}
+
+/// The bounds one element is judged by. An element mismatches when its error exceeds all three.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Bound {
+    pub abs: f64,
+    pub rel: f64,
+    pub ulps: u64,
+}
+
+/// One element that differs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ElementMismatch {
+    /// Row-major flat index.
+    pub flat: usize,
+    /// Multi-dimensional index.
+    pub index: Vec<i64>,
+    pub expected: String,
+    pub actual: String,
+    pub abs_err: f64,
+    pub rel_err: f64,
+    /// Distance in ulps of the element type (floats only; saturated for NaN/inf cases).
+    pub ulps: Option<u64>,
+    pub bound: Bound,
+}
+
+/// The comparison of one output leaf.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OutputComparison {
+    pub output: usize,
+    pub ty: PrimitiveType,
+    pub dims: Vec<i64>,
+    pub elements: usize,
+    pub mismatched_elements: usize,
+    /// Largest errors over all elements compared numerically (matches included): the error
+    /// distribution a campaign charts.
+    pub max_abs_err: f64,
+    pub max_rel_err: f64,
+    pub max_ulps: u64,
+    /// The worst mismatching elements, worst first.
+    pub worst: Vec<ElementMismatch>,
+    /// Set when the structure differs (type or dims); no elements were compared.
+    pub structure: Option<String>,
+    /// The hint the bounds were computed with.
+    pub hint: ToleranceHint,
+}
+
+impl OutputComparison {
+    pub fn is_match(&self) -> bool {
+        self.structure.is_none() && self.mismatched_elements == 0
+    }
+}
+
+/// The result of [`compare`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// Set when the number of leaves differs.
+    pub structure: Option<String>,
+    pub outputs: Vec<OutputComparison>,
+}
+
+impl Comparison {
+    pub fn is_match(&self) -> bool {
+        self.structure.is_none() && self.outputs.iter().all(OutputComparison::is_match)
+    }
+
+    /// Indices of the output leaves that differ.
+    pub fn mismatched_outputs(&self) -> Vec<usize> {
+        self.outputs
+            .iter()
+            .filter(|o| !o.is_match())
+            .map(|o| o.output)
+            .collect()
+    }
+
+    /// Largest ulp distance over all float outputs.
+    pub fn max_ulps(&self) -> u64 {
+        self.outputs.iter().map(|o| o.max_ulps).max().unwrap_or(0)
+    }
+
+    pub fn max_rel_err(&self) -> f64 {
+        self.outputs
+            .iter()
+            .map(|o| o.max_rel_err)
+            .fold(0.0, f64::max)
+    }
+
+    /// A few lines for humans.
+    pub fn summary(&self) -> String {
+        let mut s = String::new();
+        if let Some(m) = &self.structure {
+            s.push_str(m);
+            s.push('\n');
+        }
+        for o in self.outputs.iter().filter(|o| !o.is_match()) {
+            let dims = o
+                .dims
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(",");
+            if let Some(m) = &o.structure {
+                s.push_str(&format!("output {}: {m}\n", o.output));
+                continue;
+            }
+            s.push_str(&format!(
+                "output {} {}[{}]: {} of {} elements differ\n",
+                o.output, o.ty, dims, o.mismatched_elements, o.elements
+            ));
+            for e in &o.worst {
+                s.push_str(&format!(
+                    "  at {:?}: expected {} actual {} (abs {:.3e}, rel {:.3e}, ulps {}; bound abs {:.3e} rel {:.3e} ulps {})\n",
+                    e.index,
+                    e.expected,
+                    e.actual,
+                    e.abs_err,
+                    e.rel_err,
+                    e.ulps.map(|u| u.to_string()).unwrap_or_else(|| "-".into()),
+                    e.bound.abs,
+                    e.bound.rel,
+                    e.bound.ulps
+                ));
+            }
+        }
+        s
+    }
+}
+
+/// Compares `actual` against `expected` (the oracle's result).
+pub fn compare(expected: &Literal, actual: &Literal, tol: &Tolerance) -> Comparison {
+    let e = expected.leaves();
+    let a = actual.leaves();
+    compare_leaves(&e, &a, tol)
+}
+
+/// [`compare`] over already flattened leaves.
+pub fn compare_leaves(
+    expected: &[&ArrayLiteral],
+    actual: &[&ArrayLiteral],
+    tol: &Tolerance,
+) -> Comparison {
+    let structure = (expected.len() != actual.len()).then(|| {
+        format!(
+            "expected {} output arrays, got {}",
+            expected.len(),
+            actual.len()
+        )
+    });
+    let outputs = expected
+        .iter()
+        .zip(actual.iter())
+        .enumerate()
+        .map(|(i, (e, a))| {
+            let hint = tol.hints.get(i).cloned().unwrap_or_default();
+            compare_array(i, e, a, &hint, tol)
+        })
+        .collect();
+    Comparison { structure, outputs }
+}
+
+fn dims_text(d: &[i64]) -> String {
+    d.iter()
+        .map(|x| x.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Machine epsilon (2^-mantissa bits) of a float type.
+pub fn epsilon(ty: PrimitiveType) -> f64 {
+    match ty.float_bits() {
+        Some((_, m)) => 2f64.powi(-(m as i32)),
+        None => match ty.complex_component() {
+            Some(c) => epsilon(c),
+            None => 0.0,
+        },
+    }
+}
+
+/// Largest finite value of a float type.
+fn max_finite(ty: PrimitiveType) -> f64 {
+    use PrimitiveType::*;
+    match ty {
+        F64 => f64::MAX,
+        F32 => f32::MAX as f64,
+        F16 => 65504.0,
+        Bf16 => 3.3895313892515355e38,
+        F8E5M2 => 57344.0,
+        F8E5M2FNUZ => 57344.0,
+        F8E4M3 => 240.0,
+        F8E4M3FN => 448.0,
+        F8E4M3FNUZ => 240.0,
+        F8E4M3B11FNUZ => 30.0,
+        F8E3M4 => 15.5,
+        F8E8M0FNU => 1.7014118346046923e38,
+        F4E2M1FN => 6.0,
+        _ => f64::MAX,
+    }
+}
+
+/// The default bounds of a type: (rel, ulps, abs factor).
+fn defaults(ty: PrimitiveType) -> (f64, u64, f64) {
+    use PrimitiveType::*;
+    match ty {
+        F64 => (1e-12, 16, 1e-13),
+        F32 => (1e-5, 16, 1e-6),
+        F16 => (4.0 * epsilon(F16), 2, 2e-3),
+        Bf16 => (4.0 * epsilon(Bf16), 2, 1.6e-2),
+        _ => (2.0 * epsilon(ty), 1, 2.0 * epsilon(ty)),
+    }
+}
+
+/// The bound for elements of type `ty` (a real float type) in an output whose largest finite
+/// expected magnitude is `scale`.
+pub fn bound_for(ty: PrimitiveType, hint: &ToleranceHint, scale: f64, tol: &Tolerance) -> Bound {
+    let (mut rel, mut ulps, abs_factor) = defaults(ty);
+    let mut abs = abs_factor * scale;
+    let eps = epsilon(ty);
+    let narrow_eps = if hint.excess_precision_possible {
+        hint.narrow_type.map(epsilon).unwrap_or(0.0)
+    } else {
+        0.0
+    };
+    if hint.excess_precision_possible {
+        rel += 4.0 * narrow_eps.max(eps);
+        ulps += 4;
+    }
+    if hint.approximate_transcendentals {
+        let base = if ty == PrimitiveType::F64 {
+            epsilon(PrimitiveType::F64)
+        } else {
+            epsilon(PrimitiveType::F32)
+        };
+        rel += 8.0 * base;
+        ulps += 2;
+    }
+    if hint.reduction_length > 1 {
+        let n = hint.reduction_length as f64;
+        let acc_eps = eps.max(narrow_eps);
+        rel += n * acc_eps;
+        abs += n * acc_eps * scale;
+    }
+    rel *= tol.scale;
+    abs *= tol.scale;
+    ulps = (ulps as f64 * tol.scale).round() as u64;
+    Bound {
+        abs: tol.abs.unwrap_or(abs),
+        rel: tol.rel.unwrap_or(rel),
+        ulps,
+    }
+}
+
+/// Sign-magnitude bits mapped to a line where adjacent floats differ by one.
+fn ordered(ty: PrimitiveType, bits: u128) -> i128 {
+    let w = match ty {
+        PrimitiveType::F8E8M0FNU => return bits as i128,
+        _ => ty.bit_width(),
+    };
+    let mask: u128 = (1u128 << (w - 1)) - 1;
+    let mag = (bits & mask) as i128;
+    if bits >> (w - 1) & 1 == 1 {
+        -mag
+    } else {
+        mag
+    }
+}
+
+fn ulp_distance(ty: PrimitiveType, e: u128, a: u128) -> u64 {
+    let d = (ordered(ty, e) - ordered(ty, a)).unsigned_abs();
+    d.min(u64::MAX as u128) as u64
+}
+
+fn fmt_f(v: f64) -> String {
+    if v.is_nan() {
+        "nan".into()
+    } else if v.is_infinite() {
+        if v > 0.0 {
+            "inf".into()
+        } else {
+            "-inf".into()
+        }
+    } else {
+        format!("{v:?}")
+    }
+}
+
+fn unravel(mut flat: usize, dims: &[i64]) -> Vec<i64> {
+    let mut idx = vec![0i64; dims.len()];
+    for k in (0..dims.len()).rev() {
+        let d = dims[k].max(1) as usize;
+        idx[k] = (flat % d) as i64;
+        flat /= d;
+    }
+    idx
+}
+
+struct Judged {
+    ok: bool,
+    abs: f64,
+    rel: f64,
+    ulps: Option<u64>,
+}
+
+/// Judges one real float pair: values `e`, `a` with bit patterns `eb`, `ab` of type `ty`.
+fn judge_float(
+    ty: PrimitiveType,
+    e: f64,
+    a: f64,
+    eb: u128,
+    ab: u128,
+    b: &Bound,
+    hint: &ToleranceHint,
+) -> Judged {
+    if e.is_nan() || a.is_nan() {
+        let ok = e.is_nan() && a.is_nan();
+        return Judged {
+            ok,
+            abs: if ok { 0.0 } else { f64::INFINITY },
+            rel: if ok { 0.0 } else { f64::INFINITY },
+            ulps: if ok { Some(0) } else { None },
+        };
+    }
+    if e.is_infinite() || a.is_infinite() {
+        if e == a {
+            return Judged {
+                ok: true,
+                abs: 0.0,
+                rel: 0.0,
+                ulps: Some(0),
+            };
+        }
+        // An approximation may overflow a little early or late.
+        let finite = if e.is_infinite() { a } else { e };
+        let inf = if e.is_infinite() { e } else { a };
+        let near_edge = finite.is_finite()
+            && finite.signum() == inf.signum()
+            && finite.abs() >= max_finite(ty) * (1.0 - b.rel);
+        let ok = near_edge
+            && (hint.approximate_transcendentals
+                || hint.reduction_length > 1
+                || hint.excess_precision_possible);
+        return Judged {
+            ok,
+            abs: f64::INFINITY,
+            rel: f64::INFINITY,
+            ulps: Some(ulp_distance(ty, eb, ab)),
+        };
+    }
+    let abs = (e - a).abs();
+    let rel = if e == 0.0 {
+        if abs == 0.0 {
+            0.0
+        } else {
+            f64::INFINITY
+        }
+    } else {
+        abs / e.abs()
+    };
+    let ulps = if e == 0.0 && a == 0.0 {
+        0
+    } else {
+        ulp_distance(ty, eb, ab)
+    };
+    let ok = abs <= b.abs || rel <= b.rel || ulps <= b.ulps;
+    Judged {
+        ok,
+        abs,
+        rel,
+        ulps: Some(ulps),
+    }
+}
+
+fn compare_array(
+    output: usize,
+    e: &ArrayLiteral,
+    a: &ArrayLiteral,
+    hint: &ToleranceHint,
+    tol: &Tolerance,
+) -> OutputComparison {
+    let mut oc = OutputComparison {
+        output,
+        ty: e.ty,
+        dims: e.dims.clone(),
+        elements: e.len(),
+        mismatched_elements: 0,
+        max_abs_err: 0.0,
+        max_rel_err: 0.0,
+        max_ulps: 0,
+        worst: Vec::new(),
+        structure: None,
+        hint: hint.clone(),
+    };
+    if e.ty != a.ty || e.dims != a.dims {
+        oc.structure = Some(format!(
+            "expected {}[{}], got {}[{}]",
+            e.ty,
+            dims_text(&e.dims),
+            a.ty,
+            dims_text(&a.dims)
+        ));
+        return oc;
+    }
+    if e.len() != a.len() {
+        oc.structure = Some(format!("expected {} elements, got {}", e.len(), a.len()));
+        return oc;
+    }
+    if hint.unspecified_values {
+        return oc;
+    }
+    let n = e.len();
+    // (badness, element) of every mismatch; only the worst few are kept.
+    let mut bad: Vec<(f64, ElementMismatch)> = Vec::new();
+    let ty = e.ty;
+    if ty.is_float() || ty.is_complex() {
+        let comp_ty = ty.complex_component().unwrap_or(ty);
+        // Scale: the largest finite expected magnitude in this output.
+        let mut scale = 0f64;
+        for i in 0..n {
+            match e.get(i) {
+                Scalar::F(v) if v.is_finite() => scale = scale.max(v.abs()),
+                Scalar::C(r, im) => {
+                    if r.is_finite() {
+                        scale = scale.max(r.abs())
+                    }
+                    if im.is_finite() {
+                        scale = scale.max(im.abs())
+                    }
+                }
+                _ => {}
+            }
+        }
+        let bound = bound_for(comp_ty, hint, scale, tol);
+        let half = comp_ty.byte_size();
+        for i in 0..n {
+            let parts: Vec<(f64, f64, u128, u128)> = match (e.get(i), a.get(i)) {
+                (Scalar::F(x), Scalar::F(y)) => vec![(x, y, e.bits(i), a.bits(i))],
+                (Scalar::C(xr, xi), Scalar::C(yr, yi)) => {
+                    let eb = e.bits(i);
+                    let ab = a.bits(i);
+                    let m = (1u128 << (half * 8)) - 1;
+                    vec![
+                        (xr, yr, eb & m, ab & m),
+                        (xi, yi, eb >> (half * 8), ab >> (half * 8)),
+                    ]
+                }
+                _ => vec![],
+            };
+            let mut worst_j: Option<Judged> = None;
+            let mut all_ok = true;
+            for (x, y, xb, yb) in parts {
+                let j = judge_float(comp_ty, x, y, xb, yb, &bound, hint);
+                if j.abs.is_finite() {
+                    oc.max_abs_err = oc.max_abs_err.max(j.abs);
+                }
+                if j.rel.is_finite() {
+                    oc.max_rel_err = oc.max_rel_err.max(j.rel);
+                }
+                if let Some(u) = j.ulps {
+                    oc.max_ulps = oc.max_ulps.max(u);
+                }
+                all_ok &= j.ok;
+                if !j.ok
+                    && worst_j
+                        .as_ref()
+                        .map(|w| j.ulps.unwrap_or(u64::MAX) > w.ulps.unwrap_or(u64::MAX))
+                        .unwrap_or(true)
+                {
+                    worst_j = Some(j);
+                }
+            }
+            if !all_ok {
+                oc.mismatched_elements += 1;
+                let j = worst_j.expect("a failing part");
+                let badness = if j.rel.is_finite() { j.rel } else { f64::MAX };
+                push_worst(&mut bad, tol.max_reported, badness, || ElementMismatch {
+                    flat: i,
+                    index: unravel(i, &e.dims),
+                    expected: scalar_text(e.get(i)),
+                    actual: scalar_text(a.get(i)),
+                    abs_err: j.abs,
+                    rel_err: j.rel,
+                    ulps: j.ulps,
+                    bound,
+                });
+            }
+        }
+    } else {
+        let bound = Bound {
+            abs: 0.0,
+            rel: 0.0,
+            ulps: 0,
+        };
+        for i in 0..n {
+            let (x, y) = (e.get(i), a.get(i));
+            if x != y {
+                oc.mismatched_elements += 1;
+                let abs = int_diff(x, y);
+                oc.max_abs_err = oc.max_abs_err.max(abs);
+                push_worst(&mut bad, tol.max_reported, abs, || ElementMismatch {
+                    flat: i,
+                    index: unravel(i, &e.dims),
+                    expected: scalar_text(x),
+                    actual: scalar_text(y),
+                    abs_err: abs,
+                    rel_err: 0.0,
+                    ulps: None,
+                    bound,
+                });
+            }
+        }
+    }
+    bad.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.flat.cmp(&y.1.flat)));
+    oc.worst = bad.into_iter().map(|(_, m)| m).collect();
+    oc
+}
+
+fn push_worst(
+    bad: &mut Vec<(f64, ElementMismatch)>,
+    keep: usize,
+    badness: f64,
+    make: impl FnOnce() -> ElementMismatch,
+) {
+    if keep == 0 {
+        return;
+    }
+    if bad.len() < keep {
+        bad.push((badness, make()));
+        return;
+    }
+    // Replace the least bad one if this is worse.
+    let (k, least) = bad
+        .iter()
+        .enumerate()
+        .min_by(|x, y| x.1 .0.total_cmp(&y.1 .0))
+        .map(|(k, v)| (k, v.0))
+        .expect("non-empty");
+    if badness > least {
+        bad[k] = (badness, make());
+    }
+}
+
+fn int_diff(x: Scalar, y: Scalar) -> f64 {
+    match (x, y) {
+        (Scalar::S(a), Scalar::S(b)) => (a as i128 - b as i128).unsigned_abs() as f64,
+        (Scalar::U(a), Scalar::U(b)) => a.abs_diff(b) as f64,
+        (Scalar::Pred(a), Scalar::Pred(b)) => (a != b) as u8 as f64,
+        _ => f64::INFINITY,
+    }
+}
+
+/// An element as text (floats round-trip; NaN/inf spelled out).
+pub fn scalar_text(s: Scalar) -> String {
+    match s {
+        Scalar::Pred(b) => b.to_string(),
+        Scalar::S(v) => v.to_string(),
+        Scalar::U(v) => v.to_string(),
+        Scalar::F(v) => fmt_f(v),
+        Scalar::C(r, i) => format!("({}, {})", fmt_f(r), fmt_f(i)),
+    }
+}
+
+/// Whether two results are bitwise identical (NaN payloads included): the test for a backend
+/// agreeing with itself.
+pub fn bitwise_equal(x: &Literal, y: &Literal) -> bool {
+    let (a, b) = (x.leaves(), y.leaves());
+    a.len() == b.len() && a.iter().zip(b.iter()).all(|(p, q)| p == q)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hints from the module.
+
+const TRANSCENDENTAL: &[Opcode] = &[
+    Opcode::Exp,
+    Opcode::Expm1,
+    Opcode::Log,
+    Opcode::Log1p,
+    Opcode::Tanh,
+    Opcode::Logistic,
+    Opcode::Erf,
+    Opcode::Sin,
+    Opcode::Cos,
+    Opcode::Tan,
+    Opcode::Atan2,
+    Opcode::Power,
+    Opcode::Rsqrt,
+    Opcode::Cbrt,
+    Opcode::Acos,
+    Opcode::Acosh,
+    Opcode::Asin,
+    Opcode::Asinh,
+    Opcode::Atan,
+    Opcode::Atanh,
+    Opcode::Cosh,
+    Opcode::Sinh,
+    Opcode::Fft,
+];
+
+fn is_narrow_float(ty: PrimitiveType) -> bool {
+    ty.is_float() && ty.bit_width() < 32
+}
+
+/// The computations called (transitively) by an instruction.
+fn called_closure(module: &Module, roots: &[CompId], out: &mut BTreeSet<CompId>) {
+    for &c in roots {
+        if c >= module.computations.len() || !out.insert(c) {
+            continue;
+        }
+        let inner: Vec<CompId> = module.computations[c]
+            .instructions
+            .iter()
+            .flat_map(|i| i.called_computations())
+            .collect();
+        called_closure(module, &inner, out);
+    }
+}
+
+fn product(v: impl IntoIterator<Item = i64>) -> u64 {
+    v.into_iter()
+        .fold(1u64, |acc, d| acc.saturating_mul(d.max(0) as u64))
+}
+
+/// The length of the reduction one instruction performs (0 when it is not a reduction).
+fn reduction_length(module: &Module, comp: &hlo::Computation, ins: &hlo::Instruction) -> u64 {
+    let operand_dims = |k: usize| -> Vec<i64> {
+        ins.operands
+            .get(k)
+            .map(|&o| comp.instructions[o].shape.dims().to_vec())
+            .unwrap_or_default()
+    };
+    match ins.opcode {
+        Opcode::Reduce => {
+            let d = operand_dims(0);
+            product(
+                ins.dimensions()
+                    .unwrap_or(&[])
+                    .iter()
+                    .filter_map(|&k| d.get(k as usize).copied()),
+            )
+        }
+        Opcode::ReduceWindow | Opcode::SelectAndScatter => ins
+            .window()
+            .map(|w| product(w.dims.iter().map(|d| d.size)))
+            .unwrap_or(1),
+        Opcode::Dot | Opcode::RaggedDot | Opcode::ScaledDot => {
+            let d = operand_dims(0);
+            product(
+                ins.ints("lhs_contracting_dims")
+                    .unwrap_or(&[])
+                    .iter()
+                    .filter_map(|&k| d.get(k as usize).copied()),
+            )
+        }
+        Opcode::Convolution => {
+            let k = operand_dims(1);
+            let out_f = ins
+                .conv_dims()
+                .map(|c| c.kernel_output_feature)
+                .unwrap_or(-1);
+            product(
+                k.iter()
+                    .enumerate()
+                    .filter(|(i, _)| *i as i64 != out_f)
+                    .map(|(_, d)| *d),
+            )
+        }
+        Opcode::Scatter => product(operand_dims(ins.operands.len().saturating_sub(1))),
+        Opcode::Cholesky | Opcode::TriangularSolve => {
+            operand_dims(0).last().copied().unwrap_or(1).max(1) as u64
+        }
+        Opcode::Fft => product(ins.ints("fft_length").unwrap_or(&[]).iter().copied()),
+        Opcode::BatchNormTraining | Opcode::BatchNormInference | Opcode::BatchNormGrad => {
+            product(operand_dims(0))
+        }
+        Opcode::AllReduce | Opcode::ReduceScatter => 1,
+        _ => {
+            let _ = module;
+            0
+        }
+    }
+}
+
+fn leaf_count(shape: &hlo::Shape) -> usize {
+    shape.leaves().len()
+}
+
+/// The hint of the cone of values feeding `start` in `comp` (instructions of called
+/// computations included).
+fn cone_hint(module: &Module, comp_id: CompId, start: InstrId) -> ToleranceHint {
+    let comp = &module.computations[comp_id];
+    let mut seen = vec![false; comp.instructions.len()];
+    let mut stack = vec![start];
+    let mut called = Vec::new();
+    let mut hint = ToleranceHint::default();
+    let visit = |comp: &hlo::Computation, ins: &hlo::Instruction, hint: &mut ToleranceHint| {
+        hint.reduction_length = hint
+            .reduction_length
+            .saturating_add(reduction_length(module, comp, ins));
+        if TRANSCENDENTAL.contains(&ins.opcode) {
+            hint.approximate_transcendentals = true;
+        }
+        if matches!(ins.opcode, Opcode::Rng) {
+            hint.unspecified_values = true;
+        }
+        if !matches!(
+            ins.opcode,
+            Opcode::Parameter | Opcode::Constant | Opcode::Tuple | Opcode::GetTupleElement
+        ) {
+            for leaf in ins.shape.leaves() {
+                if is_narrow_float(leaf.ty)
+                    || leaf.ty.complex_component().is_some_and(is_narrow_float)
+                {
+                    hint.excess_precision_possible = true;
+                    hint.narrow_type = Some(match hint.narrow_type {
+                        Some(t) if epsilon(t) >= epsilon(leaf.ty) => t,
+                        _ => leaf.ty,
+                    });
+                }
+            }
+        }
+    };
+    while let Some(id) = stack.pop() {
+        if id >= seen.len() || seen[id] {
+            continue;
+        }
+        seen[id] = true;
+        let ins = &comp.instructions[id];
+        visit(comp, ins, &mut hint);
+        called.extend(ins.called_computations());
+        stack.extend(ins.operands.iter().copied());
+    }
+    let mut closure = BTreeSet::new();
+    called_closure(module, &called, &mut closure);
+    for c in closure {
+        let cc = &module.computations[c];
+        for ins in &cc.instructions {
+            visit(cc, ins, &mut hint);
+        }
+    }
+    hint
+}
+
+/// One [`ToleranceHint`] per output leaf of the entry computation: when the root is a `tuple`
+/// each operand's cone gives the hints of its leaves; otherwise the whole root's cone is used
+/// for every leaf.
+pub fn hints_for(module: &Module) -> Vec<ToleranceHint> {
+    if module.computations.is_empty() || module.entry >= module.computations.len() {
+        return Vec::new();
+    }
+    let comp = module.entry_computation();
+    if comp.instructions.is_empty() || comp.root >= comp.instructions.len() {
+        return Vec::new();
+    }
+    let root = comp.root_instruction();
+    let mut out = Vec::new();
+    if root.opcode == Opcode::Tuple {
+        for &op in &root.operands {
+            let h = cone_hint(module, module.entry, op);
+            let n = comp
+                .instructions
+                .get(op)
+                .map(|i| leaf_count(&i.shape))
+                .unwrap_or(1);
+            out.extend(std::iter::repeat_n(h, n));
+        }
+    } else {
+        let h = cone_hint(module, module.entry, comp.root);
+        out.extend(std::iter::repeat_n(h, leaf_count(&root.shape)));
+    }
+    out
+}
+
+/// The opcodes feeding output leaf `leaf` (its cone, called computations included), sorted and
+/// deduplicated: the "op pattern" of a mismatch signature.
+pub fn output_opcodes(module: &Module, leaf: usize) -> Vec<Opcode> {
+    let mut ops = BTreeSet::new();
+    if module.computations.is_empty() {
+        return Vec::new();
+    }
+    let comp = module.entry_computation();
+    if comp.root >= comp.instructions.len() {
+        return Vec::new();
+    }
+    let root = comp.root_instruction();
+    let start = if root.opcode == Opcode::Tuple {
+        let mut k = 0;
+        let mut found = None;
+        for &op in &root.operands {
+            let n = leaf_count(&comp.instructions[op].shape);
+            if leaf < k + n {
+                found = Some(op);
+                break;
+            }
+            k += n;
+        }
+        match found {
+            Some(f) => f,
+            None => return Vec::new(),
+        }
+    } else {
+        comp.root
+    };
+    let mut seen = vec![false; comp.instructions.len()];
+    let mut stack = vec![start];
+    let mut called = Vec::new();
+    while let Some(id) = stack.pop() {
+        if id >= seen.len() || seen[id] {
+            continue;
+        }
+        seen[id] = true;
+        let ins = &comp.instructions[id];
+        ops.insert(ins.opcode);
+        called.extend(ins.called_computations());
+        stack.extend(ins.operands.iter().copied());
+    }
+    let mut closure = BTreeSet::new();
+    called_closure(module, &called, &mut closure);
+    for c in closure {
+        for ins in &module.computations[c].instructions {
+            ops.insert(ins.opcode);
+        }
+    }
+    ops.into_iter().collect()
+}
