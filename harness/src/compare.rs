@@ -119,7 +119,9 @@ impl Tolerance {
 /// The bounds one element is judged by. An element mismatches when its error exceeds all three.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Bound {
+    #[serde(with = "f64_text")]
     pub abs: f64,
+    #[serde(with = "f64_text")]
     pub rel: f64,
     pub ulps: u64,
 }
@@ -133,7 +135,9 @@ pub struct ElementMismatch {
     pub index: Vec<i64>,
     pub expected: String,
     pub actual: String,
+    #[serde(with = "f64_text")]
     pub abs_err: f64,
+    #[serde(with = "f64_text")]
     pub rel_err: f64,
     /// Distance in ulps of the element type (floats only; saturated for NaN/inf cases).
     pub ulps: Option<u64>,
@@ -150,7 +154,9 @@ pub struct OutputComparison {
     pub mismatched_elements: usize,
     /// Largest errors over all elements compared numerically (matches included): the error
     /// distribution a campaign charts.
+    #[serde(with = "f64_text")]
     pub max_abs_err: f64,
+    #[serde(with = "f64_text")]
     pub max_rel_err: f64,
     pub max_ulps: u64,
     /// The worst mismatching elements, worst first.
@@ -935,4 +941,40 @@ pub fn output_opcodes(module: &Module, leaf: usize) -> Vec<Opcode> {
         }
     }
     ops.into_iter().collect()
+}
+
+/// f64 fields that may be infinite or NaN: JSON numbers when finite, else `"inf"`, `"-inf"`,
+/// `"nan"` (JSON has no such numbers; serde_json would write `null` and fail to read it back).
+mod f64_text {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+        if v.is_finite() {
+            s.serialize_f64(*v)
+        } else if v.is_nan() {
+            s.serialize_str("nan")
+        } else if *v > 0.0 {
+            s.serialize_str("inf")
+        } else {
+            s.serialize_str("-inf")
+        }
+    }
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum NumOrText {
+        Num(f64),
+        Text(String),
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        Ok(match NumOrText::deserialize(d)? {
+            NumOrText::Num(v) => v,
+            NumOrText::Text(t) => match t.as_str() {
+                "inf" => f64::INFINITY,
+                "-inf" => f64::NEG_INFINITY,
+                _ => f64::NAN,
+            },
+        })
+    }
 }
