@@ -7,7 +7,12 @@
 
 pub mod check;
 pub mod dump;
+pub mod fuzz;
+pub mod run;
 pub mod gen;
+pub mod bisect;
+pub mod minimize;
+pub mod triage;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -73,6 +78,10 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run one module on several backends (default interp,xla-cpu) and print the verdict.
+    Run(run::Args),
+    /// A differential campaign: generate, run, compare, store findings, report.
+    Fuzz(fuzz::Args),
     /// Parse, verify and round-trip HLO text files (directories: recursively, by XLA's dump grammar).
     Check(check::Args),
     /// Explain an XLA dump directory: modules, files by kind, stages, pass timelines.
@@ -81,15 +90,26 @@ pub enum Command {
     Gen(gen::Args),
     /// Opcode histogram over generated modules.
     Coverage(gen::CoverageArgs),
+    /// Minimize a finding (a finding directory, or FILE with --inputs) into a repro directory.
+    Minimize(minimize::Args),
+    /// Name the XLA pass that changed a module's result (as `repro-bisect`).
+    Bisect(bisect::Args),
+    /// Triage a bug report (a dump directory or an HLO file): run, minimize, bisect, report.
+    Triage(triage::Args),
 }
 
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> Result<Exit, Failure> {
     match cli.command {
+        Command::Run(a) => run::run(a, &cli.global),
+        Command::Fuzz(a) => fuzz::run(a, &cli.global),
         Command::Check(a) => check::run(a, &cli.global),
         Command::Dump(a) => dump::run(a, &cli.global),
         Command::Gen(a) => gen::run(a, &cli.global),
         Command::Coverage(a) => gen::coverage(a, &cli.global),
+        Command::Minimize(a) => minimize::run(a, &cli.global),
+        Command::Bisect(a) => bisect::run(a, &cli.global),
+        Command::Triage(a) => triage::run(a, &cli.global),
     }
 }
 

@@ -1,0 +1,559 @@
+//! The pass bisector (`repro-bisect`, `hlo-diff bisect`).
+//!
+//! One compile of the module on an XLA backend with `xla_dump_to` and `xla_dump_hlo_pass_re=.*`
+//! leaves a snapshot of the module after every pass that changed it. The oracle (`interp`)
+//! evaluates `before_optimizations` (what XLA's passes started from) and then each snapshot in
+//! step order on the same inputs; the first snapshot whose result differs from
+//! `before_optimizations` (by [`crate::compare`]) names the pass in its `after_<pass>`.
+//!
+//! Then a semantic check: the module is compiled again with `xla_disable_hlo_passes=<pass>` and
+//! XLA's result is compared with the oracle's. Disabling a pass can hide a divergence the pass
+//! did not cause, so both facts are reported, not merged into one.
+//!
+//! Other conclusions: the divergence is already in `before_optimizations` (jax's HLO -> MLIR ->
+//! HLO trip changed the module's meaning); no pass changed the oracle's result while XLA's
+//! output differs (code generation or the runtime is at fault); snapshots the oracle cannot
+//! evaluate (custom calls a CPU pass introduced, ...) are skipped and named.
+
+use crate::backend::{Backend, Outcome, RunOptions};
+use crate::compare::{compare, Tolerance};
+use crate::minimize::predicate::interp_outcome;
+use hlo::dump::{DumpModule, PassStep};
+use hlo::{Literal, Module};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// Settings of one bisection.
+#[derive(Clone, Debug, Default)]
+pub struct BisectOptions {
+    /// Options of every compile (extra debug options such as `xla_cpu_enable_fast_min_max`);
+    /// the dump settings are added.
+    pub run: RunOptions,
+    /// Multiplies the comparator's default bounds (0 = 1.0).
+    pub tolerance_scale: f64,
+    /// Where XLA dumps; a temporary directory (removed afterwards) when `None`.
+    pub dump_dir: Option<PathBuf>,
+    /// Skip the recompile with the culprit disabled.
+    pub no_confirm: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum BisectError {
+    /// The module or inputs are not usable.
+    #[error("{0}")]
+    BadInput(String),
+    /// XLA could not be run at all.
+    #[error("{0}")]
+    Unavailable(String),
+    /// XLA did not produce a result (crash, rejection, timeout): there is nothing to bisect
+    /// over values.
+    #[error("{backend} did not produce a result: {outcome}")]
+    NoResult { backend: String, outcome: String },
+    /// The dump or the oracle failed in a way that leaves nothing to compare.
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// What the oracle made of one snapshot.
+#[derive(Clone, Debug, Serialize)]
+pub struct StepResult {
+    pub step: u32,
+    pub pipeline: String,
+    pub after: String,
+    pub before: String,
+    pub path: String,
+    pub pass_internal: bool,
+    /// `same`, `differs`, `skipped`, or `not_evaluated` (after the first difference).
+    pub status: String,
+    /// Why a snapshot was skipped, or the comparison summary of a difference.
+    pub note: Option<String>,
+}
+
+/// The pass that changed the oracle's result.
+#[derive(Clone, Debug, Serialize)]
+pub struct Culprit {
+    /// The pass name as `xla_disable_hlo_passes` takes it.
+    pub pass: String,
+    pub pipeline: String,
+    pub step: u32,
+    pub path: String,
+    /// Passes of snapshots skipped between the last agreeing snapshot and this one: any of
+    /// them may be the real culprit.
+    pub also_possible: Vec<String>,
+    /// Unified diff of the module text before and after the pass.
+    pub diff: String,
+}
+
+/// The recompile with the culprit pass disabled.
+#[derive(Clone, Debug, Serialize)]
+pub struct DisabledCheck {
+    pub pass: String,
+    /// XLA's result with the pass disabled agrees with the oracle (`None`: no result).
+    pub xla_matches_oracle: Option<bool>,
+    pub outcome: String,
+    pub summary: String,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct BisectReport {
+    pub backend: String,
+    pub module_name: String,
+    pub dump_dir: Option<String>,
+    /// XLA's final result agrees with the oracle on `before_optimizations`.
+    pub xla_matches_oracle: bool,
+    pub xla_vs_oracle: String,
+    /// The oracle's result on the given module agrees with its result on
+    /// `before_optimizations` (`None`: the given module could not be evaluated).
+    pub input_matches_before_optimizations: Option<bool>,
+    pub steps: Vec<StepResult>,
+    /// The after-optimizations module, evaluated when no snapshot differed.
+    pub after_optimizations: Option<StepResult>,
+    pub culprit: Option<Culprit>,
+    pub disabled_check: Option<DisabledCheck>,
+    pub skipped: usize,
+    pub evaluated: usize,
+    /// One paragraph for humans.
+    pub conclusion: String,
+    pub expected: String,
+    pub actual: String,
+}
+
+impl BisectReport {
+    /// A divergence was found (XLA differs from the oracle, or a pass changed the oracle's
+    /// result, or the conversion did).
+    pub fn found_divergence(&self) -> bool {
+        !self.xla_matches_oracle
+            || self.culprit.is_some()
+            || self.input_matches_before_optimizations == Some(false)
+    }
+
+    /// The report as text for a terminal or a README.
+    pub fn render(&self) -> String {
+        use std::fmt::Write as _;
+        let mut s = String::new();
+        let _ = writeln!(s, "module {} on {}", self.module_name, self.backend);
+        let _ = writeln!(
+            s,
+            "XLA vs oracle: {}",
+            if self.xla_matches_oracle {
+                "agree"
+            } else {
+                &self.xla_vs_oracle
+            }
+        );
+        let _ = writeln!(s, "oracle on before_optimizations: {}", self.expected);
+        let _ = writeln!(s, "{}: {}", self.backend, self.actual);
+        let _ = writeln!(
+            s,
+            "snapshots: {} evaluated, {} skipped, {} in the timeline",
+            self.evaluated,
+            self.skipped,
+            self.steps.len()
+        );
+        for st in &self.steps {
+            if st.status == "not_evaluated" {
+                continue;
+            }
+            let _ = writeln!(
+                s,
+                "  {:04} {:<10} {}{}{}",
+                st.step,
+                st.status,
+                st.pipeline,
+                if st.pass_internal { "." } else { ".after_" },
+                st.after,
+            );
+            if let Some(n) = &st.note {
+                if st.status != "same" {
+                    let _ = writeln!(s, "       {}", n.lines().next().unwrap_or(""));
+                }
+            }
+        }
+        if let Some(a) = &self.after_optimizations {
+            let _ = writeln!(s, "  after_optimizations: {}", a.status);
+        }
+        let _ = writeln!(s, "\n{}", self.conclusion);
+        if let Some(c) = &self.culprit {
+            if !c.diff.is_empty() {
+                let _ = writeln!(s, "\ndiff of the module across {}:\n{}", c.pass, c.diff);
+            }
+        }
+        s
+    }
+}
+
+/// The module of a dump that has the pass timeline (the one XLA compiled).
+fn pick_module(index: &hlo::dump::DumpIndex) -> Option<&DumpModule> {
+    index
+        .modules
+        .iter()
+        .filter(|m| m.before_optimizations.is_some())
+        .max_by_key(|m| (m.timeline.len(), m.id))
+}
+
+fn read(dir: &Path, rel: &str) -> Result<String, String> {
+    std::fs::read_to_string(dir.join(rel)).map_err(|e| format!("{rel}: {e}"))
+}
+
+fn evaluate_text(text: &str, inputs: &[Literal]) -> Result<(Module, Literal), String> {
+    let m = hlo::parse::parse_module(text).map_err(|e| format!("our parser: {e}"))?;
+    match interp_outcome(&m, inputs) {
+        Outcome::Ok(r) => Ok((m, r.result())),
+        o => Err(format!("oracle: {o}")),
+    }
+}
+
+fn tolerance(m: &Module, scale: f64) -> Tolerance {
+    Tolerance {
+        scale: if scale > 0.0 { scale } else { 1.0 },
+        ..Tolerance::for_module(m)
+    }
+}
+
+fn unified_diff(a: &str, b: &str, a_name: &str, b_name: &str) -> String {
+    similar::TextDiff::from_lines(a, b)
+        .unified_diff()
+        .context_radius(2)
+        .header(a_name, b_name)
+        .to_string()
+}
+
+fn short_literal(l: &Literal) -> String {
+    let s = hlo::print::literal_to_string(l);
+    if s.chars().count() > 600 {
+        format!("{}...", s.chars().take(600).collect::<String>())
+    } else {
+        s
+    }
+}
+
+/// Bisects `module_text` on `backend` with `inputs`.
+pub fn bisect(
+    module_text: &str,
+    inputs: &[Literal],
+    backend: &dyn Backend,
+    opts: &BisectOptions,
+) -> Result<BisectReport, BisectError> {
+    let given = hlo::parse::parse_module(module_text).ok();
+    let tmp;
+    let dump_dir = match &opts.dump_dir {
+        Some(d) => {
+            std::fs::create_dir_all(d)
+                .map_err(|e| BisectError::Failed(format!("{}: {e}", d.display())))?;
+            d.clone()
+        }
+        None => {
+            tmp = tempfile::Builder::new()
+                .prefix("hlo-diff-bisect-")
+                .tempdir()
+                .map_err(|e| BisectError::Failed(format!("temporary directory: {e}")))?;
+            tmp.path().to_path_buf()
+        }
+    };
+    let mut run = opts.run.clone();
+    run.dump_to = Some(dump_dir.clone());
+    run.pass_re = Some(".*".into());
+    let xla = match backend.run(module_text, inputs, &run) {
+        Outcome::Ok(r) => r,
+        Outcome::Unavailable { why } => return Err(BisectError::Unavailable(why)),
+        Outcome::HarnessError { message, .. } => return Err(BisectError::BadInput(message)),
+        o => {
+            return Err(BisectError::NoResult {
+                backend: backend.name().into(),
+                outcome: o.to_string(),
+            })
+        }
+    };
+    let actual = xla.result();
+    let index = hlo::dump::read_dump_dir(&dump_dir)
+        .map_err(|e| BisectError::Failed(format!("reading the dump: {e}")))?;
+    let dm = pick_module(&index).ok_or_else(|| {
+        BisectError::Failed(format!(
+            "the dump in {} has no before_optimizations module",
+            dump_dir.display()
+        ))
+    })?;
+    let bo_path = dm.before_optimizations.clone().unwrap_or_default();
+    let bo_text = read(&dump_dir, &bo_path).map_err(BisectError::Failed)?;
+    let (bo_module, expected) = evaluate_text(&bo_text, inputs).map_err(|e| {
+        BisectError::Failed(format!(
+            "the oracle cannot evaluate before_optimizations ({bo_path}): {e}"
+        ))
+    })?;
+    let tol = tolerance(&bo_module, opts.tolerance_scale);
+    let xla_cmp = compare(&expected, &actual, &tol);
+    let xla_matches_oracle = xla_cmp.is_match();
+
+    let input_matches_before_optimizations =
+        given
+            .as_ref()
+            .and_then(|g| match interp_outcome(g, inputs) {
+                Outcome::Ok(r) => Some(compare(&expected, &r.result(), &tol).is_match()),
+                _ => None,
+            });
+
+    // Walk the timeline.
+    let timeline: Vec<PassStep> = dm.timeline.clone();
+    let mut steps = Vec::with_capacity(timeline.len());
+    let mut culprit_at: Option<usize> = None;
+    let mut last_agreeing: Option<usize> = None;
+    let (mut evaluated, mut skipped) = (0, 0);
+    for (k, st) in timeline.iter().enumerate() {
+        let mut r = StepResult {
+            step: st.step,
+            pipeline: st.pipeline.clone(),
+            after: st.after.clone(),
+            before: st.before.clone(),
+            path: st.path.clone(),
+            pass_internal: st.pass_internal,
+            status: "not_evaluated".into(),
+            note: None,
+        };
+        if culprit_at.is_none() {
+            match read(&dump_dir, &st.path).and_then(|t| evaluate_text(&t, inputs)) {
+                Err(e) => {
+                    r.status = "skipped".into();
+                    r.note = Some(e);
+                    skipped += 1;
+                }
+                Ok((_, got)) => {
+                    evaluated += 1;
+                    let c = compare(&expected, &got, &tol);
+                    if c.is_match() {
+                        r.status = "same".into();
+                        last_agreeing = Some(k);
+                    } else {
+                        r.status = "differs".into();
+                        r.note = Some(c.summary());
+                        culprit_at = Some(k);
+                    }
+                }
+            }
+        }
+        steps.push(r);
+    }
+
+    let culprit = culprit_at.map(|k| {
+        let st = &timeline[k];
+        let pass = if st.pass_internal {
+            st.pipeline.clone()
+        } else if st.is_pipeline_start() {
+            // The module changed between the previous snapshot and this pipeline's start: the
+            // pass that ran in between is the previous snapshot's `before`.
+            k.checked_sub(1)
+                .map(|p| timeline[p].before.clone())
+                .filter(|b| !b.is_empty() && b != "pipeline-end")
+                .unwrap_or_else(|| st.after.clone())
+        } else {
+            st.after.clone()
+        };
+        let from = last_agreeing.map(|p| p + 1).unwrap_or(0);
+        let also_possible: Vec<String> = (from..k)
+            .filter(|&j| steps[j].status == "skipped")
+            .map(|j| {
+                let s = &timeline[j];
+                if s.pass_internal {
+                    s.pipeline.clone()
+                } else {
+                    s.after.clone()
+                }
+            })
+            .filter(|p| p != "pipeline-start" && *p != pass)
+            .collect();
+        let (prev_name, prev_text) = match k.checked_sub(1) {
+            Some(p) => (
+                timeline[p].path.clone(),
+                read(&dump_dir, &timeline[p].path).unwrap_or_default(),
+            ),
+            None => (bo_path.clone(), bo_text.clone()),
+        };
+        let cur_text = read(&dump_dir, &st.path).unwrap_or_default();
+        Culprit {
+            pass,
+            pipeline: if st.pass_internal {
+                String::new()
+            } else {
+                st.pipeline.clone()
+            },
+            step: st.step,
+            path: st.path.clone(),
+            also_possible,
+            diff: unified_diff(&prev_text, &cur_text, &prev_name, &st.path),
+        }
+    });
+
+    // With no snapshot differing, evaluate the final module too.
+    let mut after_optimizations = None;
+    if culprit.is_none() {
+        if let Some(p) = dm.after_optimizations.values().next() {
+            let mut r = StepResult {
+                step: u32::MAX,
+                pipeline: String::new(),
+                after: "optimizations".into(),
+                before: String::new(),
+                path: p.clone(),
+                pass_internal: false,
+                status: "skipped".into(),
+                note: None,
+            };
+            match read(&dump_dir, p).and_then(|t| evaluate_text(&t, inputs)) {
+                Err(e) => r.note = Some(e),
+                Ok((_, got)) => {
+                    let c = compare(&expected, &got, &tol);
+                    r.status = if c.is_match() { "same" } else { "differs" }.into();
+                    r.note = Some(c.summary());
+                }
+            }
+            after_optimizations = Some(r);
+        }
+    }
+
+    // The semantic check.
+    let disabled_check = match (&culprit, opts.no_confirm) {
+        (Some(c), false) => {
+            let mut run = opts.run.clone();
+            run.disabled_passes.push(c.pass.clone());
+            let o = backend.run(module_text, inputs, &run);
+            Some(match &o {
+                Outcome::Ok(r) => {
+                    let cmp = compare(&expected, &r.result(), &tol);
+                    DisabledCheck {
+                        pass: c.pass.clone(),
+                        xla_matches_oracle: Some(cmp.is_match()),
+                        outcome: "ok".into(),
+                        summary: format!(
+                            "{} (XLA gave {})",
+                            cmp.summary().lines().next().unwrap_or(""),
+                            short_literal(&r.result())
+                        ),
+                    }
+                }
+                o => DisabledCheck {
+                    pass: c.pass.clone(),
+                    xla_matches_oracle: None,
+                    outcome: o.kind().into(),
+                    summary: o.to_string(),
+                },
+            })
+        }
+        _ => None,
+    };
+
+    let conclusion = conclude(
+        xla_matches_oracle,
+        input_matches_before_optimizations,
+        culprit.as_ref(),
+        disabled_check.as_ref(),
+        after_optimizations.as_ref(),
+        skipped,
+    );
+    Ok(BisectReport {
+        backend: backend.name().into(),
+        module_name: dm.name.clone().unwrap_or_else(|| bo_module.name.clone()),
+        dump_dir: opts.dump_dir.as_ref().map(|d| d.display().to_string()),
+        xla_matches_oracle,
+        xla_vs_oracle: xla_cmp.summary().lines().next().unwrap_or("").to_string(),
+        input_matches_before_optimizations,
+        steps,
+        after_optimizations,
+        culprit,
+        disabled_check,
+        skipped,
+        evaluated,
+        conclusion,
+        expected: short_literal(&expected),
+        actual: short_literal(&actual),
+    })
+}
+
+fn conclude(
+    xla_ok: bool,
+    input_same: Option<bool>,
+    culprit: Option<&Culprit>,
+    disabled: Option<&DisabledCheck>,
+    after_opt: Option<&StepResult>,
+    skipped: usize,
+) -> String {
+    let mut parts = Vec::new();
+    if input_same == Some(false) {
+        parts.push(
+            "The divergence is already in before_optimizations: the oracle's result on the given \
+             module differs from its result on the module XLA received (the HLO -> MLIR -> HLO \
+             conversion changed the module's meaning)."
+                .to_string(),
+        );
+    }
+    match culprit {
+        Some(c) => {
+            let mut s = format!(
+                "The oracle's result first changes after pass `{}`{} (step {}, {}).",
+                c.pass,
+                if c.pipeline.is_empty() {
+                    String::new()
+                } else {
+                    format!(" in pipeline `{}`", c.pipeline)
+                },
+                c.step,
+                c.path
+            );
+            if !c.also_possible.is_empty() {
+                s.push_str(&format!(
+                    " Snapshots the oracle could not evaluate lie just before it, so these passes \
+                     may be responsible instead: {}.",
+                    c.also_possible.join(", ")
+                ));
+            }
+            if xla_ok {
+                s.push_str(" XLA's final result nevertheless agrees with the oracle.");
+            }
+            parts.push(s);
+            if let Some(d) = disabled {
+                parts.push(match d.xla_matches_oracle {
+                    Some(true) => format!(
+                        "With xla_disable_hlo_passes={} XLA's result agrees with the oracle.",
+                        d.pass
+                    ),
+                    Some(false) => format!(
+                        "With xla_disable_hlo_passes={} XLA's result still differs from the \
+                         oracle ({}): another pass or code generation diverges as well.",
+                        d.pass, d.summary
+                    ),
+                    None => format!(
+                        "Recompiling with xla_disable_hlo_passes={} gave no result: {}.",
+                        d.pass, d.summary
+                    ),
+                });
+            }
+        }
+        None if !xla_ok => {
+            let mut s = String::from(
+                "No pass changed the oracle's result: the divergence is in code \
+                 generation/runtime.",
+            );
+            if let Some(a) = after_opt {
+                s.push_str(match a.status.as_str() {
+                    "same" => {
+                        " The oracle evaluates the after-optimizations module to the same result \
+                         as before_optimizations."
+                    }
+                    "differs" => {
+                        " The oracle evaluates the after-optimizations module to a different \
+                         result: a pass whose snapshot was not dumped changed it."
+                    }
+                    _ => " The oracle cannot evaluate the after-optimizations module.",
+                });
+            }
+            if skipped > 0 {
+                s.push_str(&format!(
+                    " {skipped} snapshot(s) could not be evaluated and were skipped."
+                ));
+            }
+            parts.push(s);
+        }
+        None => parts.push(
+            "XLA's result agrees with the oracle and no pass changed the oracle's result."
+                .to_string(),
+        ),
+    }
+    parts.join(" ")
+}

@@ -1,0 +1,115 @@
+//! The pass bisector against real XLA:CPU (through the jaxlib worker).
+//!
+//! These tests need the project's Python (`.venv` with jax/jaxlib): without it they fail,
+//! unless `HLO_DIFF_SKIP_XLA=1` says to skip them.
+
+use harness::backend::RunOptions;
+use harness::bisect::{bisect, BisectOptions};
+use harness::worker::{default_python, Platform, WorkerBackend, WorkerConfig};
+use hlo::{ArrayLiteral, Literal, PrimitiveType};
+
+fn xla_cpu() -> Option<WorkerBackend> {
+    if std::env::var("HLO_DIFF_SKIP_XLA").as_deref() == Ok("1") {
+        eprintln!("HLO_DIFF_SKIP_XLA=1: skipping a test that needs XLA");
+        return None;
+    }
+    let py = default_python();
+    assert!(
+        py.exists(),
+        "{} is missing: install the worker's venv (see harness/worker/requirements.txt) or set HLO_DIFF_SKIP_XLA=1",
+        py.display()
+    );
+    Some(WorkerBackend::xla_cpu(
+        WorkerConfig::new(Platform::Cpu).with_workers(1),
+    ))
+}
+
+fn f32_scalar(v: f32) -> Literal {
+    Literal::Array(
+        ArrayLiteral::from_bytes(PrimitiveType::F32, vec![], v.to_le_bytes().to_vec()).unwrap(),
+    )
+}
+
+const LOG_EXP: &str = r#"HloModule log_exp
+
+ENTRY main {
+  x = f32[] parameter(0)
+  e = f32[] exponential(x)
+  ROOT l = f32[] log(e)
+}
+"#;
+
+/// algsimp rewrites log(exp(x)) to x: with x = 100, IEEE evaluation overflows to inf while XLA
+/// returns 100. The bisector must name algsimp, and recompiling without it must agree.
+#[test]
+fn log_exp_is_blamed_on_algsimp() {
+    let Some(xla) = xla_cpu() else { return };
+    let r = bisect(
+        LOG_EXP,
+        &[f32_scalar(100.0)],
+        &xla,
+        &BisectOptions::default(),
+    )
+    .unwrap();
+    eprintln!("{}", r.render());
+    assert!(!r.xla_matches_oracle, "XLA should differ: {}", r.render());
+    let c = r
+        .culprit
+        .as_ref()
+        .unwrap_or_else(|| panic!("no culprit: {}", r.render()));
+    assert_eq!(c.pass, "algsimp", "{}", r.render());
+    assert!(
+        c.diff.contains("log"),
+        "the diff shows the rewrite: {}",
+        c.diff
+    );
+    let d = r.disabled_check.as_ref().expect("the semantic check ran");
+    assert_eq!(d.xla_matches_oracle, Some(true), "{}", r.render());
+    assert!(r.found_divergence());
+    assert!(r.expected.contains("inf"), "oracle result {}", r.expected);
+    assert!(r.actual.contains("100"), "XLA result {}", r.actual);
+}
+
+/// With x = 1 the rewrite does not change the value: nothing to blame.
+#[test]
+fn log_exp_small_input_blames_nothing() {
+    let Some(xla) = xla_cpu() else { return };
+    let r = bisect(LOG_EXP, &[f32_scalar(1.0)], &xla, &BisectOptions::default()).unwrap();
+    eprintln!("{}", r.render());
+    assert!(r.xla_matches_oracle, "{}", r.render());
+    assert!(r.culprit.is_none(), "{}", r.render());
+    assert!(!r.found_divergence());
+    assert!(r.evaluated > 0, "snapshots were evaluated: {}", r.render());
+}
+
+/// `xla_cpu_enable_fast_min_max=true` makes maximum(1, NaN) return 1. No HLO pass changes the
+/// module's meaning, so the bisector must blame code generation.
+#[test]
+fn fast_min_max_is_blamed_on_code_generation() {
+    let Some(xla) = xla_cpu() else { return };
+    let text = r#"HloModule fast_max
+
+ENTRY main {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+"#;
+    let opts = BisectOptions {
+        run: RunOptions {
+            env_option_overrides: vec![("xla_cpu_enable_fast_min_max".into(), "true".into())],
+            ..RunOptions::default()
+        },
+        ..BisectOptions::default()
+    };
+    let r = bisect(text, &[f32_scalar(1.0), f32_scalar(f32::NAN)], &xla, &opts).unwrap();
+    eprintln!("{}", r.render());
+    assert!(!r.xla_matches_oracle, "{}", r.render());
+    assert!(r.culprit.is_none(), "{}", r.render());
+    assert!(
+        r.conclusion.contains("no pass changed the oracle's result")
+            || r.conclusion.contains("No pass changed the oracle's result"),
+        "{}",
+        r.render()
+    );
+}

@@ -1,0 +1,292 @@
+//! The minimizer: its reductions and delta loop on the oracle alone, and a real XLA:CPU
+//! mismatch (algsimp's log(exp(x)) -> x rewrite) minimized into a repro directory.
+//!
+//! The XLA tests need the project's Python (`.venv` with jax/jaxlib): without it they fail,
+//! unless `HLO_DIFF_SKIP_XLA=1` says to skip them.
+
+use harness::backend::Backend;
+use harness::minimize::predicate::Runner;
+use harness::minimize::{self, unused, verify, Case, Options, Reduction};
+use harness::triage::{minimize_case, write_repro, Session};
+use harness::worker::{default_python, Platform, WorkerBackend, WorkerConfig};
+use hlo::{ArrayLiteral, Literal, Opcode, PrimitiveType};
+use std::sync::Arc;
+
+fn xla_cpu() -> Option<WorkerBackend> {
+    if std::env::var("HLO_DIFF_SKIP_XLA").as_deref() == Ok("1") {
+        eprintln!("HLO_DIFF_SKIP_XLA=1: skipping a test that needs XLA");
+        return None;
+    }
+    let py = default_python();
+    assert!(
+        py.exists(),
+        "{} is missing: install the worker's venv (see harness/worker/requirements.txt) or set HLO_DIFF_SKIP_XLA=1",
+        py.display()
+    );
+    Some(WorkerBackend::xla_cpu(
+        WorkerConfig::new(Platform::Cpu).with_workers(1),
+    ))
+}
+
+fn f32s(dims: Vec<i64>, v: &[f32]) -> Literal {
+    Literal::Array(
+        ArrayLiteral::from_bytes(
+            PrimitiveType::F32,
+            dims,
+            v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        )
+        .unwrap(),
+    )
+}
+
+fn s32s(dims: Vec<i64>, v: &[i32]) -> Literal {
+    Literal::Array(
+        ArrayLiteral::from_bytes(
+            PrimitiveType::S32,
+            dims,
+            v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        )
+        .unwrap(),
+    )
+}
+
+/// A module whose first output goes through log(exp(x + 100)) among unrelated work: a called
+/// computation, a reduction, an integer output, constants.
+const BIG: &str = r#"HloModule big_log_exp
+
+add_f32 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+helper {
+  h0 = f32[4] parameter(0)
+  h1 = f32[4] negate(h0)
+  ROOT h2 = f32[4] abs(h1)
+}
+
+ENTRY main {
+  x = f32[4] parameter(0)
+  y = f32[4] parameter(1)
+  z = s32[4] parameter(2)
+  c100 = f32[] constant(100)
+  b100 = f32[4] broadcast(c100), dimensions={}
+  xs = f32[4] add(x, b100)
+  e = f32[4] exponential(xs)
+  l = f32[4] log(e)
+  w = f32[4] constant({1, 2, 3, 4})
+  m = f32[4] multiply(l, w)
+  zero = f32[] constant(0)
+  r = f32[] reduce(y, zero), dimensions={0}, to_apply=add_f32
+  k = f32[4] call(y), to_apply=helper
+  zc = f32[4] convert(z)
+  kz = f32[4] subtract(k, zc)
+  ROOT t = (f32[4], f32[], f32[4]) tuple(m, r, kz)
+}
+"#;
+
+fn big_case() -> Case {
+    Case {
+        module: hlo::parse::parse_module(BIG).unwrap(),
+        inputs: vec![
+            f32s(vec![4], &[0.5, 1.0, 2.0, 3.0]),
+            f32s(vec![4], &[1.0, 2.0, 3.0, 4.0]),
+            s32s(vec![4], &[1, 2, 3, 4]),
+        ],
+    }
+}
+
+fn has_inf(l: &Literal) -> bool {
+    l.leaves().iter().any(|a| {
+        (0..a.len()).any(|i| match a.get(i) {
+            hlo::Scalar::F(v) => v.is_infinite(),
+            _ => false,
+        })
+    })
+}
+
+#[test]
+fn the_original_module_verifies_and_evaluates() {
+    let c = big_case();
+    verify(&c).unwrap();
+    let out = interp::evaluate(&c.module, &c.inputs).unwrap();
+    assert!(has_inf(&out), "log(exp(100.5)) overflows in IEEE f32");
+}
+
+/// Cleanup drops dead instructions, unused entry parameters (renumbering the others and
+/// dropping their inputs) and uncalled computations.
+#[test]
+fn cleanup_removes_unused_parameters_and_computations() {
+    let mut c = big_case();
+    let entry = c.module.entry;
+    let comp = &mut c.module.computations[entry];
+    // Make the root the first output only: y, z, the reduce, the call and add_f32/helper die.
+    comp.root = comp.find("m").unwrap();
+    let cleaned = unused::cleanup(&c).unwrap();
+    verify(&cleaned).unwrap();
+    assert_eq!(cleaned.inputs.len(), 1, "only x is still used");
+    assert_eq!(
+        cleaned.module.computations.len(),
+        1,
+        "add_f32 and helper are gone"
+    );
+    let e = cleaned.module.entry_computation();
+    assert!(e.find("r").is_none() && e.find("k").is_none());
+    assert_eq!(
+        interp::evaluate(&cleaned.module, &cleaned.inputs).unwrap(),
+        interp::evaluate(&c.module, &c.inputs).unwrap()
+    );
+}
+
+/// Every candidate of every reduction on the example either fails our verifier or keeps the
+/// module evaluable; the parameter reduction keeps values (the new input is the old value).
+#[test]
+fn reductions_propose_verifiable_candidates() {
+    let c = big_case();
+    let mut proposed = 0;
+    let mut valid = 0;
+    for red in minimize::default_reductions() {
+        for i in 0..red.count(&c) {
+            let Some(cand) = red.candidate(&c, i) else {
+                continue;
+            };
+            proposed += 1;
+            let cleaned = unused::cleanup(&cand.case).unwrap();
+            if verify(&cleaned).is_ok() {
+                valid += 1;
+                interp::evaluate(&cleaned.module, &cleaned.inputs)
+                    .unwrap_or_else(|e| panic!("{}: {}: {e}", red.name(), cand.what));
+            }
+        }
+    }
+    assert!(proposed > 30, "{proposed} candidates");
+    assert!(
+        valid * 2 > proposed,
+        "{valid} of {proposed} candidates verify"
+    );
+
+    // Replacing `xs` by a parameter keeps the result exactly.
+    let red = minimize::parameter::ReplaceByParameter;
+    let before = interp::evaluate(&c.module, &c.inputs).unwrap();
+    let n = red.count(&c);
+    let cand = (0..n)
+        .filter_map(|i| red.candidate(&c, i))
+        .find(|cand| cand.what.starts_with("xs "))
+        .expect("xs can become a parameter");
+    let cleaned = unused::cleanup(&cand.case).unwrap();
+    verify(&cleaned).unwrap();
+    assert_eq!(
+        interp::evaluate(&cleaned.module, &cleaned.inputs).unwrap(),
+        before
+    );
+}
+
+/// Inlining a call keeps the result and removes the callee.
+#[test]
+fn inlining_a_call_keeps_the_result() {
+    let c = big_case();
+    let red = minimize::calls::InlineCalls;
+    assert_eq!(red.count(&c), 1);
+    let cand = red.candidate(&c, 0).unwrap();
+    let cleaned = unused::cleanup(&cand.case).unwrap();
+    verify(&cleaned).unwrap();
+    assert!(cleaned.module.find_computation("helper").is_none());
+    assert_eq!(
+        interp::evaluate(&cleaned.module, &cleaned.inputs).unwrap(),
+        interp::evaluate(&c.module, &c.inputs).unwrap()
+    );
+}
+
+/// The delta loop with an oracle-only predicate ("the result still holds an infinity")
+/// shrinks the module to the overflowing core.
+#[test]
+fn delta_loop_shrinks_to_the_core_with_an_oracle_predicate() {
+    let c = big_case();
+    let before = c.module.instruction_count();
+    let mut pred = |c: &Case| {
+        interp::evaluate(&c.module, &c.inputs)
+            .map(|l| has_inf(&l))
+            .unwrap_or(false)
+    };
+    let (min, stats) = minimize::minimize(
+        c,
+        &minimize::default_reductions(),
+        &mut pred,
+        &Options::default(),
+    );
+    verify(&min).unwrap();
+    assert!(pred(&min));
+    assert_eq!(stats.instructions_before, before);
+    assert!(
+        min.module.instruction_count() <= 3,
+        "{} instructions left:\n{}",
+        min.module.instruction_count(),
+        min.module
+    );
+    assert!(!stats.stopped_early);
+}
+
+/// A real XLA:CPU mismatch, minimized with the "same signature" predicate and written as a
+/// repro directory.
+#[test]
+fn xla_mismatch_minimizes_to_log_of_exp_and_writes_a_repro() {
+    let Some(xla) = xla_cpu() else { return };
+    let xla = Arc::new(xla);
+    let session = Session {
+        workers: vec![xla.clone()],
+        opts: Default::default(),
+        tolerance_scale: 1.0,
+    };
+    let runner: Runner = session.runner();
+    let c = big_case();
+    let m = minimize_case(&runner, c, &Options::default())
+        .unwrap()
+        .unwrap_or_else(|v| panic!("expected a mismatch, got {v:?}"));
+    eprintln!("{}\n{:#?}", m.case.module, m.stats);
+    assert_eq!(m.last.verdict.kind.name(), "mismatch");
+    assert_eq!(m.last.verdict.backend.as_deref(), Some("xla-cpu"));
+    let e = m.case.module.entry_computation();
+    let ops: Vec<Opcode> = e.instructions.iter().map(|i| i.opcode).collect();
+    assert!(
+        ops.contains(&Opcode::Log) && ops.contains(&Opcode::Exp),
+        "{ops:?}"
+    );
+    assert!(
+        m.stats.instructions_after <= 4,
+        "{} -> {}",
+        m.stats.instructions_before,
+        m.stats.instructions_after
+    );
+    assert!(m.stats.instructions_before >= 20);
+
+    let dir = tempfile::tempdir().unwrap();
+    let files = write_repro(dir.path(), &m, &session, None).unwrap();
+    let module_text = std::fs::read_to_string(dir.path().join(&files.module)).unwrap();
+    assert!(
+        files.module.starts_with("module_0000.big_log_exp.")
+            && files.module.ends_with(".before_optimizations.txt")
+    );
+    // The repro module parses, and XLA's parser accepts it.
+    hlo::parse::parse_module(&module_text).unwrap();
+    let back = harness::repro::read_inputs(&dir.path().join(&files.inputs)).unwrap();
+    assert_eq!(back, m.case.inputs);
+    let pbtxt = std::fs::read_to_string(dir.path().join(&files.inputs_pbtxt)).unwrap();
+    assert!(
+        pbtxt.contains("iterations {") && pbtxt.contains("f32s: "),
+        "{pbtxt}"
+    );
+    let script = std::fs::read_to_string(dir.path().join(&files.script)).unwrap();
+    assert!(
+        script.contains("hlo-diff run")
+            && script.contains("run_hlo_module --platform=CPU --reference_platform=Interpreter")
+    );
+    let readme = std::fs::read_to_string(dir.path().join(&files.readme)).unwrap();
+    assert!(
+        readme.contains("inf") && readme.contains("jaxlib"),
+        "{readme}"
+    );
+    // The repro still fails the same way on XLA.
+    let o = xla.run(&module_text, &back, &Default::default());
+    assert!(o.is_ok(), "{o}");
+}
