@@ -12,6 +12,9 @@
 //!   and the distance in units in the last place (ulps) of the element type. This is
 //!   `run_hlo_module`'s rule (an element fails only if both abs and rel error exceed their
 //!   bounds) with an ulp bound added for the narrow types.
+//! - Subnormals: XLA CPU runs with denormals flushed to zero, so two values that are both
+//!   below the type's smallest normal magnitude are equal (their ulp distance is reported as at
+//!   most 1 so it does not dominate the error statistics).
 //! - Complex numbers: real and imaginary parts are compared as floats of the component type.
 //!
 //! # Default bounds per element type
@@ -319,6 +322,22 @@ fn max_finite(ty: PrimitiveType) -> f64 {
     }
 }
 
+/// Smallest positive normal value of a float type.
+fn min_normal(ty: PrimitiveType) -> f64 {
+    match ty.float_bits() {
+        Some((e, _)) if e > 0 => {
+            let bias = (1i32 << (e - 1)) - 1;
+            let bias = match ty {
+                PrimitiveType::F8E4M3B11FNUZ => 11,
+                PrimitiveType::F8E5M2FNUZ | PrimitiveType::F8E4M3FNUZ => bias + 1,
+                _ => bias,
+            };
+            2f64.powi(1 - bias)
+        }
+        _ => 0.0,
+    }
+}
+
 /// The default bounds of a type: (rel, ulps, abs factor).
 fn defaults(ty: PrimitiveType) -> (f64, u64, f64) {
     use PrimitiveType::*;
@@ -468,6 +487,17 @@ fn judge_float(
         };
     }
     let abs = (e - a).abs();
+    // Flush to zero: XLA CPU runs with denormals flushed, so a subnormal result may be zero
+    // (or the other way round, when XLA kept a wider intermediate).
+    if e.abs() < min_normal(ty) && a.abs() < min_normal(ty) && e.abs() + a.abs() > 0.0 {
+        let ulps = ulp_distance(ty, eb, ab);
+        return Judged {
+            ok: true,
+            abs,
+            rel: 0.0,
+            ulps: Some(ulps.min(1)),
+        };
+    }
     let rel = if e == 0.0 {
         if abs == 0.0 {
             0.0

@@ -59,7 +59,10 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         Some('h') => (&s[..s.len() - 1], 3600.0),
         _ => (s, 1.0),
     };
-    let v: f64 = num.trim().parse().map_err(|_| format!("{s:?}: expected a duration like 90, 30s, 10m, 2h"))?;
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?}: expected a duration like 90, 30s, 10m, 2h"))?;
     if !(v.is_finite() && v >= 0.0) {
         return Err(format!("{s:?}: a duration must be non-negative"));
     }
@@ -68,9 +71,17 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 
 /// `I/N` with I < N.
 pub fn parse_shard(s: &str) -> Result<(u64, u64), String> {
-    let (i, n) = s.split_once('/').ok_or_else(|| format!("{s:?}: expected I/N"))?;
-    let i: u64 = i.trim().parse().map_err(|_| format!("{s:?}: expected I/N"))?;
-    let n: u64 = n.trim().parse().map_err(|_| format!("{s:?}: expected I/N"))?;
+    let (i, n) = s
+        .split_once('/')
+        .ok_or_else(|| format!("{s:?}: expected I/N"))?;
+    let i: u64 = i
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?}: expected I/N"))?;
+    let n: u64 = n
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?}: expected I/N"))?;
     if n == 0 || i >= n {
         return Err(format!("{s:?}: need 0 <= I < N"));
     }
@@ -83,7 +94,8 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
     }
     let generator = match &args.gen_config {
         Some(p) => {
-            let text = std::fs::read_to_string(p).map_err(|e| Failure::bad_input(format!("{}: {e}", p.display())))?;
+            let text = std::fs::read_to_string(p)
+                .map_err(|e| Failure::bad_input(format!("{}: {e}", p.display())))?;
             serde_json::from_str(&text).map_err(|e| {
                 Failure::bad_input(format!("{}:{}:{}: {e}", p.display(), e.line(), e.column()))
             })?
@@ -93,12 +105,22 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
     let cfg = CampaignConfig {
         backends: args.backends.clone(),
         seed: args.seed,
-        jobs: args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(1),
+        jobs: args
+            .jobs
+            .unwrap_or_else(|| {
+                std::thread::available_parallelism()
+                    .map(|n| n.get())
+                    .unwrap_or(1)
+            })
+            .max(1),
         shard: args.shard,
         out: args.out.clone(),
         xla_options: super::run::parse_xla_options(&args.xla_option)?,
         pack: args.pack.max(1),
-        stop: Stop { time: args.time, iterations: args.iterations },
+        stop: Stop {
+            time: args.time,
+            iterations: args.iterations,
+        },
         generator,
         python: global.python.clone(),
         voter: !args.no_voter,
@@ -110,15 +132,35 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
         CampaignError::Infrastructure(m) => Failure::infrastructure(m),
         CampaignError::Io(e) => Failure::bad_input(format!("{}: {e}", args.out.display())),
     })?;
-    let store = Store::open(&args.out).map_err(|e| Failure::bad_input(format!("{}: {e}", args.out.display())))?;
-    let findings = store.findings().map_err(|e| Failure::bad_input(format!("{}: {e}", args.out.display())))?;
+    let store = Store::open(&args.out)
+        .map_err(|e| Failure::bad_input(format!("{}: {e}", args.out.display())))?;
+    let findings = store
+        .findings()
+        .map_err(|e| Failure::bad_input(format!("{}: {e}", args.out.display())))?;
     if global.json {
-        let d = crate::report::ReportData { summary: &summary, findings };
+        let d = crate::report::ReportData {
+            summary: &summary,
+            findings,
+        };
         print_json(&crate::report::report_json(&d));
-        return Ok(if d.findings.is_empty() { Exit::Clean } else { Exit::BugFound });
+        return Ok(if d.findings.is_empty() {
+            Exit::Clean
+        } else {
+            Exit::BugFound
+        });
     }
-    let d = crate::report::ReportData { summary: &summary, findings };
+    let d = crate::report::ReportData {
+        summary: &summary,
+        findings,
+    };
     print!("{}", crate::report::summary_text(&d));
-    println!("\nreports: {}/report.html, report.json, report.md", args.out.display());
-    Ok(if d.findings.is_empty() { Exit::Clean } else { Exit::BugFound })
+    println!(
+        "\nreports: {}/report.html, report.json, report.md",
+        args.out.display()
+    );
+    Ok(if d.findings.is_empty() {
+        Exit::Clean
+    } else {
+        Exit::BugFound
+    })
 }

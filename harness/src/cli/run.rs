@@ -39,19 +39,33 @@ pub struct Args {
 pub fn parse_xla_options(opts: &[String]) -> Result<Vec<(String, String)>, Failure> {
     opts.iter()
         .map(|o| match o.split_once('=') {
-            Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
-            _ => Err(Failure::bad_input(format!("--xla-option {o:?}: expected NAME=VALUE"))),
+            Some((k, v)) if !k.trim().is_empty() => {
+                Ok((k.trim().to_string(), v.trim().to_string()))
+            }
+            _ => Err(Failure::bad_input(format!(
+                "--xla-option {o:?}: expected NAME=VALUE"
+            ))),
         })
         .collect()
 }
 
 fn checksum(a: &ArrayLiteral) -> String {
-    let h = a.data.iter().fold(0xcbf29ce484222325u64, |h, b| (h ^ *b as u64).wrapping_mul(0x100000001b3));
+    let h = a.data.iter().fold(0xcbf29ce484222325u64, |h, b| {
+        (h ^ *b as u64).wrapping_mul(0x100000001b3)
+    });
     format!("{h:016x}")
 }
 
 fn shape_text(a: &ArrayLiteral) -> String {
-    format!("{}[{}]", a.ty, a.dims.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(","))
+    format!(
+        "{}[{}]",
+        a.ty,
+        a.dims
+            .iter()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    )
 }
 
 fn output_json(a: &ArrayLiteral, show: usize) -> Value {
@@ -102,17 +116,26 @@ fn print_outcome(name: &str, o: &Outcome, show: usize) {
 pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
     let text = std::fs::read_to_string(&args.file)
         .map_err(|e| Failure::bad_input(format!("{}: {e}", args.file.display())))?;
-    let module = hlo::parse::parse_module(&text).map_err(|e| Failure::bad_input(format!("{}:{e}", args.file.display())))?;
+    let module = hlo::parse::parse_module(&text)
+        .map_err(|e| Failure::bad_input(format!("{}:{e}", args.file.display())))?;
     let xla_options = parse_xla_options(&args.xla_option)?;
     let inputs: Vec<Literal> = match &args.inputs {
-        Some(p) => crate::store::read_literals(p).map_err(|e| Failure::bad_input(format!("{}: {e}", p.display())))?,
-        None => generators::generate_inputs_from_seed(&module, args.seed, &generators::Config::default()),
+        Some(p) => crate::store::read_literals(p)
+            .map_err(|e| Failure::bad_input(format!("{}: {e}", p.display())))?,
+        None => generators::generate_inputs_from_seed(
+            &module,
+            args.seed,
+            &generators::Config::default(),
+        ),
     };
     let n_params = module.entry_computation().parameters().len();
     if inputs.len() != n_params {
         return Err(Failure::bad_input(format!(
             "{}: the module takes {n_params} parameters, the inputs file holds {}",
-            args.inputs.as_ref().map(|p| p.display().to_string()).unwrap_or_default(),
+            args.inputs
+                .as_ref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
             inputs.len()
         )));
     }
@@ -127,8 +150,13 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
         if name == ORACLE {
             continue;
         }
-        let cfg = WorkerConfig::new(crate::worker::Platform::Cpu).with_python(global.python.clone()).with_workers(1);
-        let b = match (name.as_str(), workers.iter().find(|w| w.name() == "xla-cpu")) {
+        let cfg = WorkerConfig::new(crate::worker::Platform::Cpu)
+            .with_python(global.python.clone())
+            .with_workers(1);
+        let b = match (
+            name.as_str(),
+            workers.iter().find(|w| w.name() == "xla-cpu"),
+        ) {
             ("stablehlo-ref", Some(cpu)) => Some(WorkerBackend::stablehlo_ref_on(cpu)),
             _ => WorkerBackend::by_name(name, cfg),
         };
@@ -147,7 +175,10 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
         let o = if name == ORACLE {
             InterpBackend::new().run_module(&module, &inputs)
         } else {
-            let b = workers.iter().find(|w| w.name() == name).expect("built above");
+            let b = workers
+                .iter()
+                .find(|w| w.name() == name)
+                .expect("built above");
             b.run(&text, &inputs, &opts)
         };
         if let Outcome::Unavailable { why } = &o {
@@ -170,20 +201,27 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
         let voter_outcome = if args.backends.iter().any(|b| b == VOTER) {
             None
         } else {
-            workers
-                .iter()
-                .find(|w| w.name() == "xla-cpu")
-                .map(|cpu| WorkerBackend::stablehlo_ref_on(cpu).run(&text, &inputs, &RunOptions::default()))
+            workers.iter().find(|w| w.name() == "xla-cpu").map(|cpu| {
+                WorkerBackend::stablehlo_ref_on(cpu).run(&text, &inputs, &RunOptions::default())
+            })
         };
         verdict = classify(
             &outcomes,
-            &Evidence { reruns: &reruns, voter: voter_outcome.as_ref(), ..Evidence::new(&tol) },
+            &Evidence {
+                reruns: &reruns,
+                voter: voter_outcome.as_ref(),
+                ..Evidence::new(&tol)
+            },
         );
         if let Some(v) = voter_outcome {
             extra.push((format!("{VOTER} (voter)"), v));
         }
     }
-    let exit = if verdict.is_bug() { Exit::BugFound } else { Exit::Clean };
+    let exit = if verdict.is_bug() {
+        Exit::BugFound
+    } else {
+        Exit::Clean
+    };
     if global.json {
         let mut backends = serde_json::Map::new();
         for (n, o) in outcomes.iter().chain(extra.iter()) {
