@@ -111,10 +111,17 @@ fn round_trip_every_type(b: &WorkerBackend) {
             &RunOptions::default(),
         );
         if matches!(ty, PrimitiveType::S1 | PrimitiveType::U1) {
-            // HLO -> MLIR maps 1-bit integers to i1 = pred: refused up front, not mangled.
-            assert_eq!(
-                outcome.kind(),
-                "unsupported",
+            // HLO -> MLIR maps 1-bit integers to i1 = pred: refused up front, not mangled
+            // (XLA before about 0.5 does not parse them at all: a parse rejection).
+            assert!(
+                outcome.kind() == "unsupported"
+                    || matches!(
+                        outcome,
+                        Outcome::Rejected {
+                            stage: Stage::Parse,
+                            ..
+                        }
+                    ),
                 "{ty} on {}: {outcome}",
                 b.name()
             );
@@ -354,6 +361,11 @@ fn crashes_and_hangs_are_isolated_and_the_worker_restarts() {
             continue;
         }
         assert_eq!(o.kind(), kind, "{name}: {o}\n{o:?}");
+        if !pinned && o.stage() != Some(stage) {
+            eprintln!("{name} on jaxlib {jaxlib}: {o}");
+            next_module_runs(&b);
+            continue;
+        }
         assert_eq!(o.stage(), Some(stage), "{name}: {o}");
         if let Outcome::Crash {
             signal: got,
@@ -387,6 +399,11 @@ fn crashes_and_hangs_are_isolated_and_the_worker_restarts() {
             )
         }
         Outcome::Rejected { .. } => eprintln!("gte_index1_on_1tuple did not crash this time: {o}"),
+        // jaxlib 0.8.0 catches the bad index in the conversion and aborts (LLVM ERROR).
+        Outcome::Crash {
+            stage: Stage::Convert,
+            ..
+        } if !pinned => eprintln!("gte_index1_on_1tuple on jaxlib {jaxlib}: {o}"),
         other => panic!("gte_index1_on_1tuple: {other:?}"),
     }
     next_module_runs(&b);

@@ -574,8 +574,13 @@ def run_ref(header, bufs):
             ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
             main.attributes["sym_name"] = ir.StringAttr.get("hlo_diff_entry")
             main.attributes["sym_visibility"] = ir.StringAttr.get("private")
-            ins = [ir.RankedTensorType(t_) for t_ in ftype.inputs]
-            outs = [ir.RankedTensorType(t_) for t_ in ftype.results]
+            try:
+                ins = [ir.RankedTensorType(t_) for t_ in ftype.inputs]
+                outs = [ir.RankedTensorType(t_) for t_ in ftype.results]
+            except Exception:
+                # Older converters (jaxlib 0.4.x) keep tuple-typed signatures.
+                raise Failure("unsupported", "compile", "the StableHLO reference interpreter wrapper "
+                              "takes only tensor-typed signatures, this jaxlib gives %s" % ftype)
         except Failure:
             raise
         except Exception as e:
@@ -607,6 +612,12 @@ def run_ref(header, bufs):
                 n += 1
                 wargs.append("%s: %s" % (a, t_))
                 raw = np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
+                if st[0] == "int" and st[1] == 1 and st[2]:
+                    # i1 (pred): a bool array; older MLIR bindings want i1 bit-packed and
+                    # only pack it themselves from numpy bools.
+                    args.append(ir.DenseElementsAttr.get(raw.astype(np.bool_), shape=shape))
+                    call_args.append(a)
+                    continue
                 if st[0] == "int" and st[1] == 1:
                     data = raw
                 elif st[0] == "int" and st[1] < 8:
