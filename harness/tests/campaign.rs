@@ -1,0 +1,291 @@
+//! Campaigns against real XLA (the project's venv). These fail, not skip, when XLA cannot run,
+//! unless HLO_DIFF_SKIP_XLA=1.
+//!
+//! - an end-to-end campaign of 50 modules (xla-cpu vs interp);
+//! - injected divergences: `xla_cpu_enable_fast_min_max=true` makes maximum/minimum drop NaNs,
+//!   which targeted modules must reveal as mismatches labelled `xla` by the voter, and which
+//!   the same modules without the option do not show;
+//! - kill-then-resume: a campaign killed with SIGKILL and resumed ends with the same findings
+//!   (no occurrence lost or counted twice) as the same campaign run without interruption.
+
+use harness::campaign::{run_campaign, CampaignConfig, Engines, Program, Stop, Tester};
+use harness::classify::{Label, VerdictKind};
+use harness::store::Store;
+use hlo::{ArrayLiteral, Literal, PrimitiveType, Scalar};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+fn skip() -> bool {
+    if std::env::var("HLO_DIFF_SKIP_XLA").as_deref() == Ok("1") {
+        eprintln!("HLO_DIFF_SKIP_XLA=1: skipping a test that needs XLA");
+        return true;
+    }
+    false
+}
+
+fn f32s(vals: &[f64]) -> Literal {
+    Literal::Array(
+        ArrayLiteral::from_scalars(
+            PrimitiveType::F32,
+            vec![vals.len() as i64],
+            &vals.iter().map(|v| Scalar::F(*v)).collect::<Vec<_>>(),
+        )
+        .unwrap(),
+    )
+}
+
+fn program(op: &str) -> Program {
+    let text = format!(
+        "HloModule {op}_nan\n\nENTRY %main (a: f32[4], b: f32[4]) -> (f32[4]) {{\n  %a = f32[4] parameter(0)\n  %b = f32[4] parameter(1)\n  %r = f32[4] {op}(%a, %b)\n  ROOT %t = (f32[4]) tuple(%r)\n}}\n"
+    );
+    let module = hlo::parse::parse_module(&text).unwrap();
+    Program {
+        seed: 0,
+        module,
+        inputs: vec![
+            f32s(&[1.0, f64::NAN, -2.0, f64::NAN]),
+            f32s(&[f64::NAN, 3.0, 5.0, f64::NAN]),
+        ],
+    }
+}
+
+#[test]
+fn fast_min_max_divergences_are_found_and_labelled() {
+    if skip() {
+        return;
+    }
+    let engines = Engines::new(&["interp".into(), "xla-cpu".into()], 1, None, true).unwrap();
+    engines
+        .check_available()
+        .expect("XLA must be available (or set HLO_DIFF_SKIP_XLA=1)");
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let timeouts = harness::campaign::campaign_timeouts();
+
+    // Without the option: XLA propagates NaN like the oracle.
+    let plain = Tester::new(&engines, Some(&store), &[], timeouts.clone());
+    let progs = vec![program("maximum"), program("minimum")];
+    let reports = plain.test_programs(0, &progs);
+    assert_eq!(reports.len(), 2);
+    for r in &reports {
+        assert_eq!(r.verdict.kind, VerdictKind::Match, "{:?}", r.verdict);
+    }
+    assert!(store.findings().unwrap().is_empty());
+
+    // With it: both programs differ (packed together, then confirmed alone).
+    let fast = Tester::new(
+        &engines,
+        Some(&store),
+        &[("xla_cpu_enable_fast_min_max".into(), "true".into())],
+        timeouts,
+    );
+    let reports = fast.test_programs(1, &progs);
+    for r in &reports {
+        assert_eq!(r.verdict.kind, VerdictKind::Mismatch, "{:?}", r.verdict);
+        assert_eq!(
+            r.verdict.label,
+            Some(Label::Xla),
+            "stablehlo-ref propagates NaN like the oracle: {:?}",
+            r.verdict.vote
+        );
+        assert!(r.recorded.as_ref().is_some_and(|x| x.is_new()));
+    }
+    let findings = store.findings().unwrap();
+    assert_eq!(findings.len(), 2);
+    let details: BTreeSet<String> = findings
+        .iter()
+        .map(|(_, f)| f.signature.detail.clone())
+        .collect();
+    assert!(
+        details.iter().any(|d| d.contains("maximum"))
+            && details.iter().any(|d| d.contains("minimum")),
+        "{details:?}"
+    );
+    for (d, f) in &findings {
+        assert!(
+            d.join("before_optimizations.txt").is_file(),
+            "XLA's compiled module is kept"
+        );
+        assert_eq!(f.count, 1);
+    }
+}
+
+#[test]
+fn end_to_end_campaign_of_fifty_modules() {
+    if skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = CampaignConfig {
+        seed: 1234,
+        jobs: 2,
+        pack: 2,
+        out: dir.path().to_path_buf(),
+        stop: Stop {
+            time: None,
+            iterations: Some(50),
+        },
+        progress: false,
+        ..CampaignConfig::default()
+    };
+    let s = run_campaign(&cfg, None).expect("XLA must be available (or set HLO_DIFF_SKIP_XLA=1)");
+    assert_eq!(s.stats.modules, 50);
+    assert_eq!(s.stats.programs, 100);
+    // Every program has a verdict (a failure seen only when packed adds one more).
+    assert!(s.stats.verdicts.values().sum::<u64>() >= 100);
+    assert!(
+        s.stats.verdicts.get("match").copied().unwrap_or(0) >= 50,
+        "{:?}",
+        s.stats.verdicts
+    );
+    assert!(s.stats.op_coverage.len() >= 30, "{:?}", s.stats.op_coverage);
+    assert!(s.modules_per_s > 0.0 && s.programs_per_s >= s.modules_per_s);
+    for f in ["report.json", "report.html", "report.md", "campaign.json"] {
+        assert!(dir.path().join(f).is_file(), "{f}");
+    }
+    let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    assert!(html.contains("<svg") && !html.contains("<script"));
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("report.json")).unwrap()).unwrap();
+    assert_eq!(report["schema"], "hlo-diff-campaign-report/1");
+    let store = Store::open(dir.path()).unwrap();
+    for (d, f) in store.findings().unwrap() {
+        assert!(f.verdict.is_bug());
+        assert!(f.verdict.label.is_some(), "every finding is labelled");
+        assert!(d.join("module.hlo").is_file() && d.join("inputs.lit").is_file());
+        // The stored module parses and its inputs fit.
+        let text = std::fs::read_to_string(d.join("module.hlo")).unwrap();
+        let m = hlo::parse::parse_module(&text).unwrap();
+        let inputs = harness::store::read_literals(&d.join("inputs.lit")).unwrap();
+        assert_eq!(m.entry_computation().parameters().len(), inputs.len());
+    }
+    // Running it again resumes: nothing left to do, nothing counted twice.
+    let again = run_campaign(&cfg, None).unwrap();
+    assert!(again.resumed);
+    assert_eq!(again.modules_this_run, 0);
+    assert_eq!(again.stats, s.stats);
+}
+
+fn occurrences(dir: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    Store::open(dir)
+        .unwrap()
+        .findings()
+        .unwrap()
+        .into_iter()
+        .map(|(d, f)| {
+            (
+                d.file_name().unwrap().to_string_lossy().into_owned(),
+                f.occurrences,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_killed_campaign_resumes_without_losing_or_duplicating_findings() {
+    if skip() {
+        return;
+    }
+    // Binary elementwise ops on f32 with many NaNs, and fast min/max: findings are certain.
+    let gen = generators::Config {
+        op_weights: [
+            (generators::OpFamily::Binary, 10),
+            (generators::OpFamily::CompareSelect, 2),
+        ]
+        .into_iter()
+        .collect(),
+        element_types: vec![PrimitiveType::F32],
+        control_flow: false,
+        max_instructions: 8,
+        special_value_percent: 40,
+        ..generators::Config::default()
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let gen_path = tmp.path().join("gen.json");
+    std::fs::write(&gen_path, serde_json::to_string(&gen).unwrap()).unwrap();
+    let exe = env!("CARGO_BIN_EXE_hlo-diff");
+    let args = |out: &Path| -> Vec<String> {
+        [
+            "fuzz",
+            "--iterations",
+            "16",
+            "--pack",
+            "2",
+            "--jobs",
+            "2",
+            "--seed",
+            "99",
+            "--quiet",
+            "--no-voter",
+            "--xla-option",
+            "xla_cpu_enable_fast_min_max=true",
+            "--gen-config",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([
+            gen_path.display().to_string(),
+            "--out".into(),
+            out.display().to_string(),
+        ])
+        .collect()
+    };
+    let a = tmp.path().join("a");
+    let st = Command::new(exe).args(args(&a)).output().unwrap();
+    assert!(
+        st.status.code() == Some(1) || st.status.code() == Some(0),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let reference = occurrences(&a);
+    assert!(
+        !reference.is_empty(),
+        "fast min/max with NaN inputs must give findings"
+    );
+
+    let b = tmp.path().join("b");
+    let mut child = Command::new(exe)
+        .args(args(&b))
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    loop {
+        let next = harness::campaign::load_state(&b)
+            .ok()
+            .flatten()
+            .map(|s| s.next_index)
+            .unwrap_or(0);
+        if next >= 5 || t0.elapsed() > Duration::from_secs(240) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let state = harness::campaign::load_state(&b).unwrap().unwrap();
+    assert!(
+        state.next_index >= 5 && state.next_index < 16,
+        "killed mid-way: {}",
+        state.next_index
+    );
+    let st = Command::new(exe).args(args(&b)).output().unwrap();
+    assert!(
+        st.status.code() == Some(1) || st.status.code() == Some(0),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let resumed = harness::campaign::load_state(&b).unwrap().unwrap();
+    assert_eq!(resumed.next_index, 16, "the seeds continue to the end");
+    assert_eq!(resumed.stats.modules, 16);
+    assert_eq!(resumed.stats.programs, 32);
+    assert_eq!(
+        occurrences(&b),
+        reference,
+        "same findings, same occurrences, no duplicates"
+    );
+    let a_state = harness::campaign::load_state(&a).unwrap().unwrap();
+    assert_eq!(resumed.stats.verdicts, a_state.stats.verdicts);
+}
