@@ -203,27 +203,30 @@ fn repro_script(r: &Repro, f: &ReproFiles) -> String {
     s.push_str(
         "# hlo-diff: runs the module on the backend and the reference interpreter and compares.\n",
     );
-    if !flags.is_empty() {
-        let _ = writeln!(s, "XLA_FLAGS={} \\", shell_quote(&flags.join(" ")));
-    }
+    let options: String = r
+        .xla_flags
+        .iter()
+        .map(|(k, v)| format!(" --xla-option {}", shell_quote(&format!("{k}={v}"))))
+        .collect();
     let _ = writeln!(
         s,
-        "hlo-diff run {} --inputs {} --backends {},{}\n",
+        "hlo-diff run {} --inputs {} --backends {},{}{options}\n",
         shell_quote(&f.module),
         shell_quote(&f.inputs),
         reference,
         backend
     );
     s.push_str(
-        "# XLA's own tool (built from openxla/xla: bazel build //xla/tools:run_hlo_module):\n",
+        "# XLA's own tool (built from openxla/xla: bazel build //xla/tools:run_hlo_module),\n",
     );
-    s.push_str("# it exits with status 255 when the platform and the reference disagree.\n");
+    s.push_str("# when it is on PATH; it exits with status 255 when the platform and the reference disagree.\n");
+    s.push_str("if command -v run_hlo_module >/dev/null 2>&1; then\n");
     if !flags.is_empty() {
-        let _ = writeln!(s, "XLA_FLAGS={} \\", shell_quote(&flags.join(" ")));
+        let _ = writeln!(s, "  XLA_FLAGS={} \\", shell_quote(&flags.join(" ")));
     }
     let _ = writeln!(
         s,
-        "# run_hlo_module --platform={} --reference_platform=Interpreter --input_format=hlo --input_literals_file={} {}",
+        "  run_hlo_module --platform={} --reference_platform=Interpreter --input_format=hlo --input_literals_file={} {}\nfi",
         run_hlo_module_platform(backend),
         shell_quote(&f.inputs_pbtxt),
         shell_quote(&f.module)

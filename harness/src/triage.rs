@@ -162,7 +162,11 @@ pub fn repro_of(m: &Minimized, session: &Session, bisect: Option<&BisectReport>)
         inputs: m.case.inputs.clone(),
         backend,
         reference: oracle.into(),
-        summary: format!("{} ({})", v.short(), m.target.signature.detail),
+        summary: format!(
+            "{} ({})",
+            v.short(),
+            crate::store::Signature::of(v, Some(&m.case.module)).detail
+        ),
         expected,
         actual,
         first_difference,
