@@ -1,17 +1,23 @@
 //! Writes generated modules as HLO text files (and a JSON config per swarm module).
 //!
-//! `cargo run -p generators --example gen_modules -- OUT_DIR [--seed S] [--count N] [--swarm]`
+//! `cargo run -p generators --example gen_modules -- OUT_DIR [--seed S] [--count N] [--swarm] [--config FILE.json]`
 use std::path::PathBuf;
 
 fn main() {
     let mut args = std::env::args().skip(1);
     let mut out: Option<PathBuf> = None;
+    let mut cfg = generators::Config::default();
     let (mut seed, mut count, mut swarm) = (0u64, 10u64, false);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--seed" => seed = args.next().and_then(|s| s.parse().ok()).unwrap_or(0),
             "--count" => count = args.next().and_then(|s| s.parse().ok()).unwrap_or(10),
             "--swarm" => swarm = true,
+            "--config" => {
+                let path = args.next().expect("--config FILE");
+                let text = std::fs::read_to_string(&path).expect("read config");
+                cfg = serde_json::from_str(&text).expect("config JSON");
+            }
             _ => out = Some(PathBuf::from(a)),
         }
     }
@@ -20,7 +26,6 @@ fn main() {
         std::process::exit(2);
     };
     std::fs::create_dir_all(&out).expect("create output directory");
-    let cfg = generators::Config::default();
     for s in seed..seed + count {
         let m = if swarm {
             generators::generate_swarm_from_seed(s).0

@@ -81,9 +81,46 @@ impl OpFamily {
     }
 }
 
-/// Element types XLA:CPU compiles for every op family the generator uses them with
-/// (checked with jaxlib 0.10.2; see `generators/README.md` for the per-type support list).
-pub const CPU_ARITHMETIC_TYPES: [PrimitiveType; 15] = [
+/// Element types XLA:CPU (jaxlib 0.10.2) compiles in every op family the generator uses them
+/// with (checked by generating modules whose data has only that type; see README.md). `s1`/`u1`
+/// are not generated; `s2`/`u2` are never `dot` operands ([`CPU_NO_DOT_TYPES`]).
+pub const CPU_TYPES: [PrimitiveType; 28] = [
+    PrimitiveType::Pred,
+    PrimitiveType::S2,
+    PrimitiveType::S4,
+    PrimitiveType::S8,
+    PrimitiveType::S16,
+    PrimitiveType::S32,
+    PrimitiveType::S64,
+    PrimitiveType::U2,
+    PrimitiveType::U4,
+    PrimitiveType::U8,
+    PrimitiveType::U16,
+    PrimitiveType::U32,
+    PrimitiveType::U64,
+    PrimitiveType::F16,
+    PrimitiveType::Bf16,
+    PrimitiveType::F32,
+    PrimitiveType::F64,
+    PrimitiveType::F8E5M2,
+    PrimitiveType::F8E4M3,
+    PrimitiveType::F8E4M3FN,
+    PrimitiveType::F8E4M3B11FNUZ,
+    PrimitiveType::F8E3M4,
+    PrimitiveType::F8E5M2FNUZ,
+    PrimitiveType::F8E4M3FNUZ,
+    PrimitiveType::F8E8M0FNU,
+    PrimitiveType::F4E2M1FN,
+    PrimitiveType::C64,
+    PrimitiveType::C128,
+];
+
+/// Types XLA:CPU rejects as `dot` operands ("UNIMPLEMENTED: unsupported operand type S2 in op dot").
+pub const CPU_NO_DOT_TYPES: [PrimitiveType; 2] = [PrimitiveType::S2, PrimitiveType::U2];
+
+/// The default data types: every ordinary type plus the most used narrow ones. Swarm
+/// configurations draw from all of [`CPU_TYPES`].
+pub const DEFAULT_TYPES: [PrimitiveType; 19] = [
     PrimitiveType::Pred,
     PrimitiveType::S8,
     PrimitiveType::S16,
@@ -99,20 +136,10 @@ pub const CPU_ARITHMETIC_TYPES: [PrimitiveType; 15] = [
     PrimitiveType::F64,
     PrimitiveType::C64,
     PrimitiveType::C128,
-];
-
-/// Narrow types that XLA:CPU takes in data movement and `convert` but whose arithmetic the
-/// generator does not emit (see the support list in the README).
-pub const CPU_STORAGE_ONLY_TYPES: [PrimitiveType; 9] = [
     PrimitiveType::S4,
     PrimitiveType::U4,
-    PrimitiveType::S2,
-    PrimitiveType::U2,
     PrimitiveType::F8E5M2,
     PrimitiveType::F8E4M3FN,
-    PrimitiveType::F8E4M3B11FNUZ,
-    PrimitiveType::F8E5M2FNUZ,
-    PrimitiveType::F8E4M3FNUZ,
 ];
 
 /// Every knob of the generator.
@@ -141,8 +168,12 @@ pub struct Config {
     /// Bound on the multiply-adds of one dot/convolution/reduce-window (keeps runs short).
     pub max_work: u64,
     /// Element types data may have. Index operands and loop counters may use s32/s64/u32
-    /// regardless. Types outside [`CPU_ARITHMETIC_TYPES`] only appear in data movement and convert.
+    /// regardless. Types outside `arithmetic_types` only appear in data movement and convert.
     pub element_types: Vec<PrimitiveType>,
+    /// Element types the generator does arithmetic on (elementwise math, reductions, dot, sort
+    /// keys, ...); the others among `element_types` only move, convert and bitcast. Defaults to
+    /// [`CPU_TYPES`].
+    pub arithmetic_types: Vec<PrimitiveType>,
     /// Weight of each op family; a missing family has weight 0.
     pub op_weights: BTreeMap<OpFamily, u32>,
     /// while, conditional, call and map.
@@ -165,13 +196,7 @@ pub struct Config {
 
 impl Default for Config {
     fn default() -> Self {
-        let mut element_types = CPU_ARITHMETIC_TYPES.to_vec();
-        element_types.extend_from_slice(&[
-            PrimitiveType::S4,
-            PrimitiveType::U4,
-            PrimitiveType::F8E5M2,
-            PrimitiveType::F8E4M3FN,
-        ]);
+        let element_types = DEFAULT_TYPES.to_vec();
         Config {
             max_instructions: 24,
             min_instructions: 1,
@@ -185,6 +210,7 @@ impl Default for Config {
             max_elements: 1 << 17,
             max_work: 1 << 22,
             element_types,
+            arithmetic_types: CPU_TYPES.to_vec(),
             op_weights: OpFamily::ALL
                 .iter()
                 .map(|f| (*f, f.default_weight()))
@@ -241,14 +267,13 @@ impl<'a> Arbitrary<'a> for Config {
         if op_weights.is_empty() {
             op_weights.insert(OpFamily::Binary, 10);
         }
-        let mut element_types: Vec<PrimitiveType> = d
-            .element_types
+        let mut element_types: Vec<PrimitiveType> = CPU_TYPES
             .iter()
             .copied()
             .filter(|_| u.arbitrary::<bool>().unwrap_or(false))
             .collect();
         if element_types.is_empty() {
-            element_types.push(*u.choose(&d.element_types)?);
+            element_types.push(*u.choose(&CPU_TYPES)?);
         }
         Ok(Config {
             max_instructions: u.int_in_range(1..=48)?,
@@ -263,6 +288,7 @@ impl<'a> Arbitrary<'a> for Config {
             max_elements: d.max_elements,
             max_work: d.max_work,
             element_types,
+            arithmetic_types: d.arithmetic_types,
             op_weights,
             control_flow: u.arbitrary()?,
             max_nesting: u.int_in_range(0..=3)?,

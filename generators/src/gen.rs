@@ -4,7 +4,7 @@
 //! Every choice reads the fuzzer's bytes through [`Gen::below`] and friends; once the bytes run
 //! out each choice takes its first option, so generation never fails and stays valid.
 
-use crate::config::{Config, OpFamily, CPU_ARITHMETIC_TYPES};
+use crate::config::{Config, OpFamily};
 use crate::ops;
 use arbitrary::Unstructured;
 use hlo::{
@@ -59,7 +59,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         let arith: Vec<PrimitiveType> = types
             .iter()
             .copied()
-            .filter(|t| CPU_ARITHMETIC_TYPES.contains(t))
+            .filter(|t| cfg.arithmetic_types.contains(t))
             .collect();
         let families = crate::config::OpFamily::ALL
             .iter()

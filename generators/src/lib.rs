@@ -21,7 +21,7 @@ pub mod rng;
 #[cfg(feature = "proptest")]
 pub mod strategy;
 
-pub use config::{Config, OpFamily, CPU_ARITHMETIC_TYPES, CPU_STORAGE_ONLY_TYPES};
+pub use config::{Config, OpFamily, CPU_NO_DOT_TYPES, CPU_TYPES, DEFAULT_TYPES};
 pub use inputs::{generate_inputs, generate_inputs_from_seed};
 pub use pack::pack;
 

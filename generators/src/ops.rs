@@ -845,12 +845,24 @@ fn results(
     last
 }
 
+/// A type for a second operand of a variadic reduce: XLA's verifier rejects floats of
+/// different precisions among one instruction's operands.
+fn second_type(g: &mut Gen, first: PrimitiveType) -> PrimitiveType {
+    let ok: Vec<PrimitiveType> = g
+        .arith
+        .iter()
+        .copied()
+        .filter(|&t| !(t.is_float() && first.is_float() && t != first))
+        .collect();
+    g.pick_opt(&ok).unwrap_or(first)
+}
+
 fn reduce(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
     let x0 = any_operand(g, c, 0, true);
     let s = shape_of(g, c, x0);
     let mut xs = vec![(x0, s.ty)];
     if g.coin(25) {
-        let t = g.pick(&g.arith.clone());
+        let t = second_type(g, s.ty);
         let x1 = g.value(c, t, &s.dims);
         xs.push((x1, t));
     }
@@ -921,7 +933,7 @@ fn reduce_window(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
     let s = shape_of(g, c, x0);
     let mut xs = vec![(x0, s.ty)];
     if g.coin(15) {
-        let t = g.pick(&g.arith.clone());
+        let t = second_type(g, s.ty);
         let x1 = g.value(c, t, &s.dims);
         xs.push((x1, t));
     }
@@ -1013,7 +1025,12 @@ fn select_and_scatter(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
 // ----- contractions -----
 
 fn dot(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
-    let tys: Vec<PrimitiveType> = g.arith.iter().copied().filter(|&t| t != Pred).collect();
+    let tys: Vec<PrimitiveType> = g
+        .arith
+        .iter()
+        .copied()
+        .filter(|&t| t != Pred && !crate::config::CPU_NO_DOT_TYPES.contains(&t))
+        .collect();
     if tys.is_empty() {
         return None;
     }
@@ -1144,9 +1161,7 @@ fn convolution(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
     let lhs = g.value(c, ty, &ind);
     let rhs = g.value(c, ty, &kd);
     let mut attrs = Vec::new();
-    if ns > 0 {
-        attrs.push(("window", Attr::Window(window)));
-    }
+    attrs.push(("window", Attr::Window(window)));
     attrs.push(("dim_labels", Attr::ConvDims(labels)));
     if fgc > 1 {
         attrs.push(("feature_group_count", Attr::Int(fgc)));
@@ -1656,9 +1671,9 @@ fn map(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
     let n = g.range(1, 2);
     let mut xs = vec![(x0, s.ty)];
     for _ in 1..n {
-        let t = g.pick(&g.arith.clone());
-        let v = g.value(c, t, &s.dims);
-        xs.push((v, t));
+        // XLA's verifier rejects map operands of different float precisions: one type for all.
+        let v = g.value(c, s.ty, &s.dims);
+        xs.push((v, s.ty));
     }
     let mut mc = g.new_comp("mapped", c.depth + 1, false, true);
     for &(_, t) in &xs {

@@ -1,0 +1,68 @@
+//! XLA accepts generated modules: ~120 default and swarm modules go through XLA's parser,
+//! verifier, HLO->MLIR conversion and CPU compile (generators/scripts/xla_accept.py, run with
+//! the project's venv). Fails when that Python is missing unless HLO_DIFF_SKIP_XLA=1.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn python() -> Option<PathBuf> {
+    let p = match std::env::var_os("HLO_DIFF_PYTHON") {
+        Some(p) => PathBuf::from(p),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv/bin/python"),
+    };
+    p.exists().then_some(p)
+}
+
+#[test]
+fn xla_cpu_accepts_generated_modules() {
+    let Some(py) = python() else {
+        if std::env::var_os("HLO_DIFF_SKIP_XLA").is_some() {
+            eprintln!("skipped: no venv and HLO_DIFF_SKIP_XLA is set");
+            return;
+        }
+        panic!("no Python with jax (../.venv/bin/python or HLO_DIFF_PYTHON); set HLO_DIFF_SKIP_XLA=1 to skip");
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = generators::Config::default();
+    for seed in 0..80u64 {
+        let m = generators::generate_from_seed(100_000 + seed, &cfg);
+        std::fs::write(
+            dir.path().join(format!("default_{seed}.hlo")),
+            hlo::print::module_to_string(&m),
+        )
+        .unwrap();
+    }
+    for seed in 0..40u64 {
+        let (m, _) = generators::generate_swarm_from_seed(200_000 + seed);
+        std::fs::write(
+            dir.path().join(format!("swarm_{seed}.hlo")),
+            hlo::print::module_to_string(&m),
+        )
+        .unwrap();
+    }
+    // Packing several programs into one module must keep it acceptable too.
+    let mods: Vec<hlo::Module> = (0..4)
+        .map(|s| generators::generate_from_seed(300_000 + s, &cfg))
+        .collect();
+    std::fs::write(
+        dir.path().join("packed.hlo"),
+        hlo::print::module_to_string(&generators::pack(&mods)),
+    )
+    .unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/xla_accept.py");
+    let out = Command::new(&py)
+        .arg(&script)
+        .arg("--dir")
+        .arg(dir.path())
+        .args(["--jobs", "2", "--python"])
+        .arg(&py)
+        .output()
+        .expect("run xla_accept.py");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "XLA rejected generated modules:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("accepted 121/121"), "{stdout}");
+}
