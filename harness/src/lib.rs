@@ -13,3 +13,4 @@ pub mod store;
 pub mod campaign;
 pub mod interp_backend;
 pub mod report;
+pub mod fuzzing;
