@@ -22,6 +22,8 @@ pub struct Session {
     pub workers: Vec<Arc<WorkerBackend>>,
     pub opts: RunOptions,
     pub tolerance_scale: f64,
+    /// Ask the voter (`stablehlo-ref`, on the CPU workers) about the minimized mismatch.
+    pub voter: bool,
 }
 
 impl Session {
@@ -35,6 +37,28 @@ impl Session {
         r.opts = self.opts.clone();
         r.tolerance_scale = self.tolerance_scale;
         r
+    }
+
+    /// The minimized mismatch re-classified with the voter's (`stablehlo-ref`) outcome: its
+    /// label says whether the StableHLO reference interpreter sides with the oracle (`xla`:
+    /// XLA is wrong) or with XLA (`oracle`). `None` when not asked or not a mismatch.
+    pub fn vote(&self, m: &Minimized) -> Option<Verdict> {
+        if !self.voter || m.last.verdict.kind != VerdictKind::Mismatch {
+            return None;
+        }
+        let cpu = self.workers.iter().find(|w| w.name() == "xla-cpu")?;
+        let voter = WorkerBackend::stablehlo_ref_on(cpu);
+        let text = hlo::print::module_to_string(&m.case.module);
+        let o = voter.run(&text, &m.case.inputs, &RunOptions::default());
+        let tol = crate::compare::Tolerance {
+            scale: self.tolerance_scale,
+            ..crate::compare::Tolerance::for_module(&m.case.module)
+        };
+        let ev = crate::classify::Evidence {
+            voter: Some(&o),
+            ..crate::classify::Evidence::new(&tol)
+        };
+        Some(crate::classify::classify(&m.last.outcomes, &ev))
     }
 
     /// `jax`, `jaxlib`, `python` as the first worker reports them.
@@ -120,7 +144,8 @@ fn literal_text(l: &Literal) -> String {
 
 /// The repro description of a minimized finding.
 pub fn repro_of(m: &Minimized, session: &Session, bisect: Option<&BisectReport>) -> Repro {
-    let v = &m.last.verdict;
+    let voted = session.vote(m);
+    let v = voted.as_ref().unwrap_or(&m.last.verdict);
     let backend = v.backend.clone().unwrap_or_default();
     let oracle = crate::classify::ORACLE;
     let outcome_of = |name: &str| {
@@ -152,6 +177,16 @@ pub fn repro_of(m: &Minimized, session: &Session, bisect: Option<&BisectReport>)
     });
     let culprit = bisect.map(|b| b.conclusion.clone());
     let mut notes = vec![format!("verdict: {}: {}", v.short(), v.message)];
+    if let Some(vote) = &v.vote {
+        notes.push(format!(
+            "voter (stablehlo-ref, the StableHLO reference interpreter) agrees with: {vote}{}",
+            match v.label.map(|l| l.name()) {
+                Some("xla") => " -> XLA is the one that differs",
+                Some("oracle") => " -> the oracle may be wrong",
+                _ => "",
+            }
+        ));
+    }
     notes.push(format!(
         "minimizer: {} tests, {} edits accepted, {} ms",
         m.stats.tests, m.stats.accepted, m.stats.elapsed_ms
@@ -254,6 +289,11 @@ pub fn issue_markdown(r: &Repro, files: &ReproFiles, b: Option<&BisectReport>) -
     );
     if let Some(d) = &r.first_difference {
         let _ = writeln!(s, "- first difference: {d}");
+    }
+    for n in &r.notes {
+        if n.starts_with("voter") {
+            let _ = writeln!(s, "- {n}");
+        }
     }
     s.push_str("\n## Culprit pass\n\n");
     match b {

@@ -36,6 +36,9 @@ pub struct Args {
     pub time_limit: u64,
     #[arg(long, default_value_t = 1.0)]
     pub tolerance_scale: f64,
+    /// Do not ask the voter (stablehlo-ref) about the minimized mismatch.
+    #[arg(long)]
+    pub no_voter: bool,
 }
 
 /// The module file and inputs of a finding directory, or of a file with --inputs.
@@ -63,6 +66,7 @@ pub fn session(
     backends: &str,
     xla_options: &[String],
     scale: f64,
+    voter: bool,
     global: &Global,
 ) -> Result<Session, Failure> {
     let mut workers = Vec::new();
@@ -79,6 +83,7 @@ pub fn session(
             ..Default::default()
         },
         tolerance_scale: scale,
+        voter,
     })
 }
 
@@ -88,6 +93,7 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
         &args.backends,
         &args.xla_options,
         args.tolerance_scale,
+        !args.no_voter,
         global,
     )?;
     let opts = Options {

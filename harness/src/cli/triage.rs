@@ -33,6 +33,9 @@ pub struct Args {
     pub time_limit: u64,
     #[arg(long, default_value_t = 1.0)]
     pub tolerance_scale: f64,
+    /// Do not ask the voter (stablehlo-ref) about minimized mismatches.
+    #[arg(long)]
+    pub no_voter: bool,
 }
 
 pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
@@ -65,6 +68,7 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
         &args.backends,
         &args.xla_options,
         args.tolerance_scale,
+        !args.no_voter,
         global,
     )?;
     let opts = Options {

@@ -12,6 +12,8 @@ pub mod calls;
 pub mod constant;
 pub mod constants;
 pub mod edit;
+pub mod inputs;
+pub mod metadata;
 pub mod operand;
 pub mod outputs;
 pub mod parameter;
@@ -49,12 +51,14 @@ pub trait Reduction {
 /// The reductions in the order the loop tries them: coarse first.
 pub fn default_reductions() -> Vec<Box<dyn Reduction>> {
     vec![
+        Box::new(metadata::StripAnnotations),
         Box::new(outputs::DropOutputs),
         Box::new(calls::InlineCalls),
         Box::new(operand::ReplaceByOperand),
         Box::new(parameter::ReplaceByParameter),
         Box::new(constant::ReplaceByConstant),
         Box::new(constants::SimplifyConstants),
+        Box::new(inputs::ZeroInputs),
     ]
 }
 
