@@ -52,6 +52,22 @@ fn log_exp_is_blamed_on_algsimp() {
     )
     .unwrap();
     eprintln!("{}", r.render());
+    let jaxlib = xla
+        .info()
+        .ok()
+        .and_then(|v| v.get("jaxlib")?.as_str().map(str::to_string))
+        .unwrap_or_default();
+    if !jaxlib.starts_with("0.10.") && r.xla_matches_oracle {
+        // jaxlib 0.11.2's XLA (seen on the GPU box) no longer rewrites log(exp(x)): then there
+        // is nothing to blame, and the bisector must say so.
+        eprintln!("jaxlib {jaxlib}: XLA keeps log(exp(x)); checking that nothing is blamed");
+        assert!(
+            r.culprit.is_none() && !r.found_divergence(),
+            "{}",
+            r.render()
+        );
+        return;
+    }
     assert!(!r.xla_matches_oracle, "XLA should differ: {}", r.render());
     let c = r
         .culprit

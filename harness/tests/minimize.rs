@@ -28,6 +28,38 @@ fn xla_cpu() -> Option<WorkerBackend> {
     ))
 }
 
+/// Whether the XLA at hand rewrites log(exp(x)) to x (jaxlib 0.10.2's algsimp does; 0.11.2's
+/// XLA, seen on the GPU box, does not). Tests built on that rewrite say so and stop when not.
+fn xla_rewrites_log_exp() -> bool {
+    use harness::backend::Backend;
+    let b = harness::worker::WorkerBackend::xla_cpu(
+        harness::worker::WorkerConfig::new(harness::worker::Platform::Cpu).with_workers(1),
+    );
+    let text = "HloModule p\n\nENTRY main {\n  x = f32[] parameter(0)\n  e = f32[] exponential(x)\n  ROOT l = f32[] log(e)\n}\n";
+    let x = hlo::Literal::Array(
+        hlo::ArrayLiteral::from_bytes(
+            hlo::PrimitiveType::F32,
+            vec![],
+            100f32.to_le_bytes().to_vec(),
+        )
+        .unwrap(),
+    );
+    match b.run(text, &[x], &Default::default()) {
+        harness::backend::Outcome::Ok(r) => {
+            let v = r.outputs[0].as_array().unwrap().get(0).to_f64();
+            if v.is_finite() {
+                true
+            } else {
+                eprintln!(
+                    "this XLA keeps log(exp(x)) (gives {v}): the test has no mismatch to work on"
+                );
+                false
+            }
+        }
+        o => panic!("xla-cpu cannot run log(exp(x)): {o}"),
+    }
+}
+
 fn f32s(dims: Vec<i64>, v: &[f32]) -> Literal {
     Literal::Array(
         ArrayLiteral::from_bytes(
@@ -245,6 +277,9 @@ fn delta_loop_shrinks_to_the_core_with_an_oracle_predicate() {
 #[test]
 fn xla_mismatch_minimizes_to_log_of_exp_and_writes_a_repro() {
     let Some(xla) = xla_cpu() else { return };
+    if !xla_rewrites_log_exp() {
+        return;
+    }
     let xla = Arc::new(xla);
     let session = Session {
         workers: vec![xla.clone()],

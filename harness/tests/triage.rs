@@ -39,6 +39,38 @@ fn text(o: &Output) -> String {
     )
 }
 
+/// Whether the XLA at hand rewrites log(exp(x)) to x (jaxlib 0.10.2's algsimp does; 0.11.2's
+/// XLA, seen on the GPU box, does not). Tests built on that rewrite say so and stop when not.
+fn xla_rewrites_log_exp() -> bool {
+    use harness::backend::Backend;
+    let b = harness::worker::WorkerBackend::xla_cpu(
+        harness::worker::WorkerConfig::new(harness::worker::Platform::Cpu).with_workers(1),
+    );
+    let text = "HloModule p\n\nENTRY main {\n  x = f32[] parameter(0)\n  e = f32[] exponential(x)\n  ROOT l = f32[] log(e)\n}\n";
+    let x = hlo::Literal::Array(
+        hlo::ArrayLiteral::from_bytes(
+            hlo::PrimitiveType::F32,
+            vec![],
+            100f32.to_le_bytes().to_vec(),
+        )
+        .unwrap(),
+    );
+    match b.run(text, &[x], &Default::default()) {
+        harness::backend::Outcome::Ok(r) => {
+            let v = r.outputs[0].as_array().unwrap().get(0).to_f64();
+            if v.is_finite() {
+                true
+            } else {
+                eprintln!(
+                    "this XLA keeps log(exp(x)) (gives {v}): the test has no mismatch to work on"
+                );
+                false
+            }
+        }
+        o => panic!("xla-cpu cannot run log(exp(x)): {o}"),
+    }
+}
+
 const LOG_EXP: &str = r#"HloModule log_exp
 
 ENTRY main {
@@ -64,7 +96,7 @@ fn write_case(dir: &Path) -> (String, String) {
 
 #[test]
 fn repro_bisect_names_algsimp_and_exits_1() {
-    if !need_xla() {
+    if !need_xla() || !xla_rewrites_log_exp() {
         return;
     }
     let d = tempfile::tempdir().unwrap();
@@ -90,7 +122,7 @@ fn repro_bisect_names_algsimp_and_exits_1() {
 
 #[test]
 fn minimize_writes_a_repro_directory() {
-    if !need_xla() {
+    if !need_xla() || !xla_rewrites_log_exp() {
         return;
     }
     let d = tempfile::tempdir().unwrap();
@@ -140,7 +172,7 @@ fn minimize_writes_a_repro_directory() {
 /// A finding directory as the store writes it (module.hlo + inputs.lit) is accepted.
 #[test]
 fn minimize_takes_a_finding_directory() {
-    if !need_xla() {
+    if !need_xla() || !xla_rewrites_log_exp() {
         return;
     }
     let d = tempfile::tempdir().unwrap();
@@ -171,7 +203,7 @@ fn minimize_takes_a_finding_directory() {
 /// before_optimizations is found, run, minimized, bisected and written up.
 #[test]
 fn triage_of_a_dump_directory_reports_the_culprit() {
-    if !need_xla() {
+    if !need_xla() || !xla_rewrites_log_exp() {
         return;
     }
     let d = tempfile::tempdir().unwrap();
