@@ -167,7 +167,11 @@ const UNARY: [(Opcode, fn(PrimitiveType) -> bool); 22] = [
 
 fn unary(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
     let (op, pred) = g.pick(&UNARY);
-    let x = ew_operand(g, c, pred)?;
+    let x = if op == Opcode::Expm1 && c.scalar_only && g.cfg.avoid_known_xla_bugs {
+        ew_operand(g, c, fl)?
+    } else {
+        ew_operand(g, c, pred)?
+    };
     let s = shape_of(g, c, x);
     let ty = match op {
         Opcode::Abs => s.ty.complex_component().unwrap_or(s.ty),
@@ -203,7 +207,7 @@ fn binary_op(
         if c.entry && g.coin(30) && c.n_params < g.cfg.max_params {
             b = g.add_param(c, arr(s.ty, s.dims.clone()));
         }
-        if !(c.entry && param_rooted(c, b)) {
+        if g.cfg.avoid_known_xla_bugs && !(c.entry && param_rooted(c, b)) {
             b = nonzero(g, c, b);
         }
     }
@@ -375,7 +379,12 @@ fn bitcast_convert(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
         }
     };
     let s = shape_of(g, c, x);
-    let to_tys: Vec<PrimitiveType> = if c.scalar_only {
+    let chained = {
+        let xi = &c.instrs[x];
+        xi.opcode == Opcode::BitcastConvert
+            && xi.shape.rank() != c.instrs[xi.operands[0]].shape.rank()
+    };
+    let to_tys: Vec<PrimitiveType> = if c.scalar_only || (chained && g.cfg.avoid_known_xla_bugs) {
         tys.iter()
             .copied()
             .filter(|t| t.bit_width() == s.ty.bit_width())
@@ -407,6 +416,13 @@ fn bitcast_convert(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
         return None;
     }
     let y = g.value(c, s.ty, &d);
+    let yi = &c.instrs[y];
+    if g.cfg.avoid_known_xla_bugs
+        && yi.opcode == Opcode::BitcastConvert
+        && yi.shape.rank() != c.instrs[yi.operands[0]].shape.rank()
+    {
+        return None;
+    }
     Some(g.add(c, Opcode::BitcastConvert, arr(to, base), vec![y], vec![]))
 }
 
@@ -1438,8 +1454,16 @@ fn sort(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
     let s = shape_of(g, c, x0);
     let n = g.range(1, 3) as usize;
     let mut xs = vec![(x0, s.ty)];
+    // XLA:CPU rejects multi-operand sorts that mix a 2-bit type with another type
+    // ("INTERNAL: Inputs must have the same shape").
+    let two_bit = |t: PrimitiveType| t.bit_width() == 2;
+    let others: Vec<PrimitiveType> = if two_bit(s.ty) {
+        vec![s.ty]
+    } else {
+        g.arith.iter().copied().filter(|&t| !two_bit(t)).collect()
+    };
     for _ in 1..n {
-        let t = g.pick(&g.arith.clone());
+        let t = g.pick_opt(&others).unwrap_or(s.ty);
         let v = g.value(c, t, &s.dims);
         xs.push((v, t));
     }
