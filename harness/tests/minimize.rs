@@ -270,6 +270,15 @@ fn delta_loop_shrinks_to_the_core_with_an_oracle_predicate() {
         .map(|a| (0..a.len()).filter(|&i| a.get(i).to_f64() != 0.0).count())
         .sum();
     assert_eq!(nonzero, 1, "{:?}", min.inputs);
+    // The elementwise core shrinks to one element, the overflowing one.
+    assert_eq!(
+        min.module
+            .entry_computation()
+            .root_instruction()
+            .shape
+            .dims(),
+        &[1]
+    );
 }
 
 /// A real XLA:CPU mismatch, minimized with the "same signature" predicate and written as a

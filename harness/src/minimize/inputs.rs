@@ -1,5 +1,5 @@
 //! Simplifying input values: an input becomes all zeros, or a contiguous chunk of it (halves,
-//! quarters, ... down to sixteenths) becomes zeros, so the report shows which elements matter.
+//! quarters, ... down to 64ths) becomes zeros, so the report shows which elements matter.
 //! Zero is false for pred, +0 for floats, (0, 0) for complex.
 
 use super::{Candidate, Case, Reduction};
@@ -8,7 +8,7 @@ use hlo::Literal;
 pub struct ZeroInputs;
 
 /// Finest split: an input is cut into at most this many chunks.
-const FINEST: usize = 16;
+const FINEST: usize = 64;
 
 /// (input, chunk count, chunk index) edits, whole inputs first; chunks that are zero already
 /// are left out.

@@ -18,6 +18,7 @@ pub mod operand;
 pub mod outputs;
 pub mod parameter;
 pub mod predicate;
+pub mod shapes;
 pub mod unused;
 
 use hlo::{Literal, Module};
@@ -59,6 +60,7 @@ pub fn default_reductions() -> Vec<Box<dyn Reduction>> {
         Box::new(constant::ReplaceByConstant),
         Box::new(constants::SimplifyConstants),
         Box::new(inputs::ZeroInputs),
+        Box::new(shapes::ShrinkShapes),
     ]
 }
 
