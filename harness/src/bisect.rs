@@ -253,6 +253,15 @@ pub fn bisect(
     let mut run = opts.run.clone();
     run.dump_to = Some(dump_dir.clone());
     run.pass_re = Some(".*".into());
+    // Large constants are elided (`{...}`) from dumps by default; the oracle needs them.
+    if !run
+        .env_option_overrides
+        .iter()
+        .any(|(k, _)| k == "xla_dump_large_constants")
+    {
+        run.env_option_overrides
+            .push(("xla_dump_large_constants".into(), "true".into()));
+    }
     let xla = match backend.run(module_text, inputs, &run) {
         Outcome::Ok(r) => r,
         Outcome::Unavailable { why } => return Err(BisectError::Unavailable(why)),
@@ -556,4 +565,81 @@ fn conclude(
         ),
     }
     parts.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn culprit(also: &[&str]) -> Culprit {
+        Culprit {
+            pass: "algsimp".into(),
+            pipeline: "simplification".into(),
+            step: 6,
+            path: "module_0001.m.0006.simplification.after_algsimp.before_dce.txt".into(),
+            also_possible: also.iter().map(|s| s.to_string()).collect(),
+            diff: String::new(),
+        }
+    }
+
+    #[test]
+    fn conclusions_name_what_was_found() {
+        let c = conclude(false, Some(true), Some(&culprit(&[])), None, None, 0);
+        assert!(
+            c.contains("after pass `algsimp` in pipeline `simplification` (step 6"),
+            "{c}"
+        );
+        let c = conclude(
+            false,
+            Some(true),
+            Some(&culprit(&["constant_folding"])),
+            None,
+            None,
+            1,
+        );
+        assert!(
+            c.contains("may be responsible instead: constant_folding"),
+            "{c}"
+        );
+        let d = DisabledCheck {
+            pass: "algsimp".into(),
+            xla_matches_oracle: Some(false),
+            outcome: "ok".into(),
+            summary: "1 of 1 elements differ".into(),
+        };
+        let c = conclude(false, Some(true), Some(&culprit(&[])), Some(&d), None, 0);
+        assert!(c.contains("still differs"), "{c}");
+        let c = conclude(false, Some(true), None, None, None, 2);
+        assert!(
+            c.contains(
+                "No pass changed the oracle's result: the divergence is in code generation/runtime"
+            ),
+            "{c}"
+        );
+        assert!(c.contains("2 snapshot(s) could not be evaluated"), "{c}");
+        let c = conclude(true, Some(false), None, None, None, 0);
+        assert!(
+            c.starts_with("The divergence is already in before_optimizations"),
+            "{c}"
+        );
+        let c = conclude(true, Some(true), None, None, None, 0);
+        assert!(
+            c.contains("agrees with the oracle and no pass changed"),
+            "{c}"
+        );
+    }
+
+    #[test]
+    fn the_module_with_the_longest_timeline_is_bisected() {
+        let index = hlo::dump::classify_paths(&[
+            "module_0001.a.before_optimizations.txt",
+            "module_0003.b.before_optimizations.txt",
+            "module_0003.b.0000.p.after_pipeline-start.before_x.txt",
+            "module_0003.b.0001.p.after_x.before_pipeline-end.txt",
+        ]);
+        assert_eq!(
+            pick_module(&index).and_then(|m| m.name.clone()).as_deref(),
+            Some("b")
+        );
+    }
 }

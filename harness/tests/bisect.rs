@@ -129,3 +129,38 @@ ENTRY main {
         r.render()
     );
 }
+
+/// Found by a campaign and minimized (56 -> 2 instructions): XLA's constant folding computes
+/// count-leading-zeros of a negative s32 as -32 (IEEE/HloEvaluator semantics: 0). Dumping with
+/// large constants kept, the bisector names constant_folding, and disabling it agrees.
+#[test]
+fn clz_of_negative_constant_is_blamed_on_constant_folding() {
+    let Some(xla) = xla_cpu() else { return };
+    let text = r#"HloModule clz_fold
+
+ENTRY main {
+  c = s32[3] constant({0, 6, -9})
+  ROOT z = s32[3] count-leading-zeros(c)
+}
+"#;
+    let r = bisect(text, &[], &xla, &BisectOptions::default()).unwrap();
+    eprintln!("{}", r.render());
+    assert!(r.expected.contains("32, 29, 0"), "oracle: {}", r.expected);
+    if r.xla_matches_oracle {
+        // A fixed XLA: nothing to blame.
+        assert!(r.culprit.is_none(), "{}", r.render());
+        return;
+    }
+    let c = r
+        .culprit
+        .as_ref()
+        .unwrap_or_else(|| panic!("{}", r.render()));
+    assert_eq!(c.pass, "constant_folding", "{}", r.render());
+    assert_eq!(r.skipped, 0, "no snapshot is elided: {}", r.render());
+    assert_eq!(
+        r.disabled_check.as_ref().and_then(|d| d.xla_matches_oracle),
+        Some(true),
+        "{}",
+        r.render()
+    );
+}
