@@ -154,8 +154,15 @@ def main():
     lock = threading.Lock()
     queue = list(files)
 
+    failures = []
+
     def run():
-        w = Worker(a.python)
+        try:
+            w = Worker(a.python)
+        except Exception as e:  # no jax in that Python, or it dies at import
+            with lock:
+                failures.append(str(e))
+            return
         while True:
             with lock:
                 if not queue:
@@ -173,6 +180,9 @@ def main():
         t.start()
     for t in threads:
         t.join()
+    if failures:
+        print("could not start an XLA worker: " + failures[0], file=sys.stderr)
+        return 3
     ok = sum(1 for r in results if r["ok"])
     n = len(results)
     dt = time.time() - t0

@@ -8,7 +8,13 @@ use std::process::Command;
 fn python() -> Option<PathBuf> {
     let p = match std::env::var_os("HLO_DIFF_PYTHON") {
         Some(p) => PathBuf::from(p),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv/bin/python"),
+        // The repository root, resolved (the crate may sit behind a symlink); the venv's python
+        // itself is a symlink that must not be resolved, or it forgets its venv.
+        None => Path::new(env!("CARGO_MANIFEST_DIR"))
+            .canonicalize()
+            .ok()?
+            .parent()?
+            .join(".venv/bin/python"),
     };
     p.exists().then_some(p)
 }
