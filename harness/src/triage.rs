@@ -330,10 +330,17 @@ pub fn triage(
     let before = case.module.instruction_count();
     let m = match minimize_case(&runner, case, opts)? {
         Err(v) => {
+            let mut message = v.message;
+            if message.contains("elided") {
+                message.push_str(
+                    " (the dump elides large constants: re-dump with \
+                     --xla_dump_large_constants=true)",
+                );
+            }
             return Ok(TriageResult {
                 module: name.into(),
                 verdict: v.kind.name().into(),
-                message: v.message,
+                message,
                 bug: false,
                 instructions_before: Some(before),
                 instructions_after: None,
@@ -341,7 +348,7 @@ pub fn triage(
                 conclusion: None,
                 repro_dir: None,
                 report: None,
-            })
+            });
         }
         Ok(m) => m,
     };

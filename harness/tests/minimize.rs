@@ -348,3 +348,45 @@ fn xla_mismatch_minimizes_to_log_of_exp_and_writes_a_repro() {
     let o = xla.run(&module_text, &back, &Default::default());
     assert!(o.is_ok(), "{o}");
 }
+
+/// A rejection keeps its (normalized) message through minimization: XLA:CPU refuses an unknown
+/// custom-call target, and everything around the custom call goes.
+#[test]
+fn xla_rejection_minimizes_to_the_custom_call() {
+    let Some(xla) = xla_cpu() else { return };
+    let text = r#"HloModule cc
+
+ENTRY main {
+  x = f32[4] parameter(0)
+  y = f32[4] parameter(1)
+  a = f32[4] add(x, y)
+  n = f32[4] negate(a)
+  c = f32[4] custom-call(n), custom_call_target="no_such_target_xyz"
+  m = f32[4] multiply(c, y)
+  ROOT t = (f32[4], f32[4]) tuple(m, a)
+}
+"#;
+    let runner = Runner::new(vec![Arc::new(xla) as Arc<dyn Backend>]);
+    let case = Case {
+        module: hlo::parse::parse_module(text).unwrap(),
+        inputs: vec![f32s(vec![4], &[1.0; 4]), f32s(vec![4], &[2.0; 4])],
+    };
+    let m = minimize_case(&runner, case, &Options::default())
+        .unwrap()
+        .unwrap_or_else(|v| panic!("expected a rejection, got {v:?}"));
+    assert_eq!(m.last.verdict.kind.name(), "rejected");
+    assert!(
+        m.target.signature.detail.contains("no_such_target_xyz"),
+        "{:?}",
+        m.target
+    );
+    let e = m.case.module.entry_computation();
+    assert_eq!(
+        e.root_instruction().opcode,
+        Opcode::CustomCall,
+        "{}",
+        m.case.module
+    );
+    assert!(m.stats.instructions_after <= 3, "{}", m.case.module);
+    assert!(m.case.inputs.is_empty() || m.case.inputs.len() == 1);
+}
