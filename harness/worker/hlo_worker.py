@@ -128,6 +128,25 @@ except Exception as e:  # missing packages: tell the engine why, then stop
     sys.exit(0)
 
 
+def _init_lapack():
+    """Fill jaxlib's LAPACK function table. jaxlib does this lazily when jax itself lowers a
+    linalg op; a module handed over as HLO text skips that, and XLA CPU's lapack_* custom-calls
+    then jump through null pointers (SIGSEGV at execute). Absent on releases without it."""
+    for name in ("jax._src.lib.lapack", "jaxlib.lapack"):
+        try:
+            mod = __import__(name, fromlist=["_lapack"])
+            init = getattr(getattr(mod, "_lapack", None), "initialize", None)
+            if init is not None:
+                init()
+                return
+        except Exception:
+            continue
+
+
+if PLATFORM == "cpu":
+    _init_lapack()
+
+
 def _first(*cands):
     for c in cands:
         if c is not None:
