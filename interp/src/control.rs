@@ -104,6 +104,7 @@ pub fn custom_call(_ctx: &mut Ctx, i: &Instruction, ops: &[&Value]) -> Result<Va
             .first()
             .map(|v| (*v).clone())
             .ok_or_else(|| invalid("no operand")),
-        t => Err(unsupported(format!("custom-call target \"{t}\""))),
+        t => crate::linalg::lapack_custom_call(i, t, ops)
+            .unwrap_or_else(|| Err(unsupported(format!("custom-call target \"{t}\"")))),
     }
 }

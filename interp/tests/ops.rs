@@ -261,3 +261,40 @@ fn argument_mismatch_is_an_error_not_a_panic() {
     let r = eval(&text, &[]);
     assert!(matches!(r, Err(interp::EvalError::Invalid { .. })), "{r:?}");
 }
+
+#[test]
+fn cholesky_and_triangular_solve_ops() {
+    // [[4,2],[2,5]] = L L^T with L = [[2,0],[1,2]]; the other triangle is zero.
+    let text = module(
+        "a: f32[2,2]",
+        "  %a = f32[2,2] parameter(0)\n  %l = f32[2,2] cholesky(%a), lower=true\n  %u = f32[2,2] cholesky(%a), lower=false\n  ROOT %t = (f32[2,2], f32[2,2]) tuple(%l, %u)",
+    );
+    let r = eval(&text, &[f32s(&[2, 2], &[4.0, 2.0, 2.0, 5.0])]).unwrap();
+    let Literal::Tuple(t) = r else { panic!() };
+    assert_eq!(vals(&t[0]), vec![2.0, 0.0, 1.0, 2.0]);
+    assert_eq!(vals(&t[1]), vec![2.0, 1.0, 0.0, 2.0]);
+    // Not positive definite: NaN throughout.
+    let r = eval(&text, &[f32s(&[2, 2], &[1.0, 2.0, 2.0, 1.0])]).unwrap();
+    let Literal::Tuple(t) = r else { panic!() };
+    assert!(vals(&t[0]).iter().all(|v| v.is_nan()));
+    // L x = b with L = [[2,0],[1,2]], b = [[2],[5]] -> x = [[1],[2]]; L^T x = b -> [[-0.25],[2.5]];
+    // x L = b^T (right side) with b^T = [[4, 2]] -> x = [[1.5, 1]]; unit diagonal: [[2],[3]].
+    let text = module(
+        "a: f32[2,2], b: f32[2,1], c: f32[1,2]",
+        "  %a = f32[2,2] parameter(0)\n  %b = f32[2,1] parameter(1)\n  %c = f32[1,2] parameter(2)\n  %x = f32[2,1] triangular-solve(%a, %b), left_side=true, lower=true, transpose_a=NO_TRANSPOSE\n  %y = f32[2,1] triangular-solve(%a, %b), left_side=true, lower=true, transpose_a=TRANSPOSE\n  %z = f32[1,2] triangular-solve(%a, %c), left_side=false, lower=true, transpose_a=NO_TRANSPOSE\n  %w = f32[2,1] triangular-solve(%a, %b), left_side=true, lower=true, unit_diagonal=true, transpose_a=NO_TRANSPOSE\n  ROOT %t = (f32[2,1], f32[2,1], f32[1,2], f32[2,1]) tuple(%x, %y, %z, %w)",
+    );
+    let r = eval(
+        &text,
+        &[
+            f32s(&[2, 2], &[2.0, 99.0, 1.0, 2.0]),
+            f32s(&[2, 1], &[2.0, 5.0]),
+            f32s(&[1, 2], &[4.0, 2.0]),
+        ],
+    )
+    .unwrap();
+    let Literal::Tuple(t) = r else { panic!() };
+    assert_eq!(vals(&t[0]), vec![1.0, 2.0]);
+    assert_eq!(vals(&t[1]), vec![-0.25, 2.5]);
+    assert_eq!(vals(&t[2]), vec![1.5, 1.0]);
+    assert_eq!(vals(&t[3]), vec![2.0, 3.0]);
+}

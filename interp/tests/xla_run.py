@@ -21,6 +21,12 @@ from jax._src import xla_bridge  # noqa: E402
 import jaxlib._jax as _jax  # noqa: E402
 from jaxlib import _hlo  # noqa: E402
 
+# XLA CPU's lapack_* custom-calls jump through jaxlib's LAPACK table, which jaxlib fills lazily
+# when jax itself lowers a linalg op; modules handed over as HLO text need it filled first.
+from jax._src.lib import lapack as _lapack_mod  # noqa: E402
+
+_lapack_mod._lapack.initialize()
+
 DTYPES = {
     "pred": np.bool_, "s8": np.int8, "s16": np.int16, "s32": np.int32, "s64": np.int64,
     "u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64,
