@@ -283,6 +283,93 @@ pub struct ProgramReport {
     pub opcodes: Vec<hlo::Opcode>,
 }
 
+/// Where one module's time went (milliseconds).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ModuleTimings {
+    /// The whole module (generation excluded, confirmation runs included).
+    pub wall_ms: f64,
+    /// The oracle over every program (overlapping the XLA run).
+    pub oracle_ms: f64,
+    /// Until both the packed XLA run and the oracle were done.
+    pub xla_wait_ms: f64,
+    /// XLA's compile and execute stages of the packed run, as the worker measured them.
+    pub xla_compile_ms: f64,
+    pub xla_execute_ms: f64,
+    /// Splitting, classifying, attributing packed failures, confirming and storing findings.
+    pub confirm_ms: f64,
+}
+
+/// When the oracle (first in `outcomes`) agrees with every other backend once subnormal
+/// inputs are flushed to zero, a `match` verdict saying so (XLA CPU's denormal mode explains the
+/// mismatch); else `None`.
+pub fn explain_ftz(
+    oracle: &InterpBackend,
+    module: &Module,
+    inputs: &[Literal],
+    outcomes: &[(String, Outcome)],
+    tol: &Tolerance,
+) -> Option<Verdict> {
+    let flushed = crate::compare::flush_subnormals(inputs)?;
+    let k = outcomes.iter().position(|(n, _)| n == ORACLE)?;
+    let mut again = outcomes.to_vec();
+    again[k].1 = oracle.run_module(module, &flushed);
+    let mut v = classify(&again, &Evidence::new(tol));
+    if v.kind != VerdictKind::Match {
+        return None;
+    }
+    v.message =
+        "explained by flush-to-zero: the oracle agrees once subnormal inputs are zero".into();
+    v.vote = Some("ftz".into());
+    Some(v)
+}
+
+/// A copy of `m` whose root tuple holds only the output leaves `keep` (every parameter kept, dead
+/// code and uncalled computations removed); `None` when the root is not a tuple of arrays.
+pub fn restrict_outputs(m: &Module, keep: &[usize]) -> Option<Module> {
+    use crate::minimize::{edit::live, unused};
+    if keep.is_empty() || m.computations.is_empty() {
+        return None;
+    }
+    let e = m.entry_computation();
+    let root = e.root_instruction();
+    if root.opcode != hlo::Opcode::Tuple
+        || root
+            .operands
+            .iter()
+            .any(|&o| !e.instructions[o].shape.is_array())
+    {
+        return None;
+    }
+    let ops: Vec<hlo::InstrId> = keep
+        .iter()
+        .filter_map(|&k| root.operands.get(k).copied())
+        .collect();
+    if ops.len() != keep.len() {
+        return None;
+    }
+    let mut out = m.clone();
+    out.header_attrs
+        .retain(|(k, _)| k != "entry_computation_layout");
+    let entry = out.entry;
+    let c = &mut out.computations[entry];
+    let r = c.root;
+    c.instructions[r].shape = hlo::Shape::Tuple(
+        ops.iter()
+            .map(|&o| c.instructions[o].shape.clone())
+            .collect(),
+    );
+    c.instructions[r].operands = ops;
+    let mut keep_ins = live(c);
+    for (k, i) in c.instructions.iter().enumerate() {
+        if i.opcode == hlo::Opcode::Parameter {
+            keep_ins[k] = true;
+        }
+    }
+    unused::retain_instructions(c, &keep_ins);
+    unused::remove_uncalled_computations(&mut out);
+    Some(out)
+}
+
 /// Per-output leaf ranges of a packed module's programs.
 fn leaf_ranges(
     packed: &Module,
@@ -347,6 +434,17 @@ impl<'a> Tester<'a> {
 
     /// Tests programs packed into one module; `g` names the module index in occurrences.
     pub fn test_programs(&self, g: u64, programs: &[Program]) -> Vec<ProgramReport> {
+        self.test_programs_timed(g, programs).0
+    }
+
+    /// [`Tester::test_programs`], also telling where the time went.
+    pub fn test_programs_timed(
+        &self,
+        g: u64,
+        programs: &[Program],
+    ) -> (Vec<ProgramReport>, ModuleTimings) {
+        let wall = Instant::now();
+        let mut timings = ModuleTimings::default();
         let mods: Vec<Module> = programs.iter().map(|p| p.module.clone()).collect();
         let (packed, layout) = generators::pack::pack_with_layout(&mods);
         let packed_text = hlo::print::module_to_string(&packed);
@@ -370,12 +468,24 @@ impl<'a> Tester<'a> {
                     })
                     .collect::<Vec<_>>()
             });
+            let t = Instant::now();
             let oracle: Vec<Outcome> = programs
                 .iter()
                 .map(|p| self.engines.oracle.run_module(&p.module, &p.inputs))
                 .collect();
-            (h.join().unwrap_or_default(), oracle)
+            let oracle_ms = t.elapsed().as_secs_f64() * 1e3;
+            (h.join().unwrap_or_default(), (oracle, oracle_ms))
         });
+        let (oracle_outcomes, oracle_ms) = oracle_outcomes;
+        timings.oracle_ms = oracle_ms;
+        timings.xla_wait_ms = wall.elapsed().as_secs_f64() * 1e3;
+        for (_, o) in &xla_outcomes {
+            if let Outcome::Ok(r) = o {
+                timings.xla_compile_ms += r.timings.compile_ms;
+                timings.xla_execute_ms += r.timings.execute_ms;
+            }
+        }
+        let after_first = Instant::now();
 
         let mut reports = Vec::with_capacity(programs.len());
         for (j, p) in programs.iter().enumerate() {
@@ -456,7 +566,9 @@ impl<'a> Tester<'a> {
                 }
             }
         }
-        reports
+        timings.confirm_ms = after_first.elapsed().as_secs_f64() * 1e3;
+        timings.wall_ms = wall.elapsed().as_secs_f64() * 1e3;
+        (reports, timings)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -503,15 +615,30 @@ impl<'a> Tester<'a> {
                 ..Evidence::new(tol)
             },
         );
+        // Flush-to-zero: when the oracle agrees with XLA once subnormal inputs are zeros, the
+        // difference is XLA CPU's denormal mode, not a bug.
+        if pre.kind == VerdictKind::Mismatch {
+            if let Some(v) = explain_ftz(&self.engines.oracle, &p.module, &p.inputs, &firsts, tol) {
+                return (v, None);
+            }
+        }
+        // The voter runs the module reduced to the differing outputs, so that an op it cannot
+        // run elsewhere in the module does not keep it from voting.
+        let reduced = restrict_outputs(&p.module, &pre.mismatched_outputs);
         let voter = match (&self.engines.voter, pre.kind) {
-            (Some(v), VerdictKind::Mismatch) => Some(v.run(&text, &p.inputs, &self.opts)),
+            (Some(v), VerdictKind::Mismatch) => Some(match &reduced {
+                Some(m) => v.run(&hlo::print::module_to_string(m), &p.inputs, &self.opts),
+                None => v.run(&text, &p.inputs, &self.opts),
+            }),
             _ => None,
         };
+        let sel = reduced.as_ref().map(|_| pre.mismatched_outputs.as_slice());
         let verdict = classify(
             &firsts,
             &Evidence {
                 reruns: &reruns,
                 voter: voter.as_ref(),
+                voter_outputs: sel,
                 ..Evidence::new(tol)
             },
         );
@@ -622,6 +749,9 @@ fn stats_of(reports: &[ProgramReport]) -> CampaignStats {
         *s.verdicts
             .entry(r.verdict.kind.name().to_string())
             .or_insert(0) += 1;
+        if r.verdict.vote.as_deref() == Some("ftz") {
+            *s.labels.entry("match:explained_by_ftz".into()).or_insert(0) += 1;
+        }
         if r.verdict.is_bug() {
             let label = r.verdict.label.unwrap_or(Label::Undecided).name();
             *s.labels
@@ -778,9 +908,12 @@ pub fn run_campaign(
                     break;
                 }
                 let g = k * sn + si;
+                let tg = Instant::now();
                 let programs = programs_for(cfg.seed, g, pack, &cfg.generator);
-                let reports = tester.test_programs(g, &programs);
-                let st = stats_of(&reports);
+                let gen_ms = tg.elapsed().as_secs_f64() * 1e3;
+                let (reports, tm) = tester.test_programs_timed(g, &programs);
+                let mut st = stats_of(&reports);
+                st.time.add(&tm, gen_ms);
                 let mut sh = shared.lock().unwrap_or_else(|e| e.into_inner());
                 sh.modules_this_run += 1;
                 sh.programs_this_run += st.programs;

@@ -180,6 +180,9 @@ pub struct Evidence<'a> {
     pub reruns: &'a [(String, Outcome)],
     /// The voter's outcome when it was asked (only on mismatches, to keep campaigns cheap).
     pub voter: Option<&'a Outcome>,
+    /// When the voter ran a copy of the module reduced to some outputs (so that ops elsewhere
+    /// in the module it cannot run do not stop it): which output leaves its result holds.
+    pub voter_outputs: Option<&'a [usize]>,
 }
 
 impl<'a> Evidence<'a> {
@@ -189,6 +192,7 @@ impl<'a> Evidence<'a> {
             tolerance,
             reruns: &[],
             voter: None,
+            voter_outputs: None,
         }
     }
 }
@@ -346,6 +350,7 @@ pub fn classify(outcomes: &[(String, Outcome)], ev: &Evidence) -> Verdict {
         v.mismatched_outputs = cmp.mismatched_outputs();
         let (label, vote) = vote(
             voter,
+            ev.voter_outputs,
             &expected,
             &actual,
             &v.mismatched_outputs,
@@ -370,6 +375,7 @@ pub fn classify(outcomes: &[(String, Outcome)], ev: &Evidence) -> Verdict {
 /// The voter's label for a mismatch between `expected` (oracle) and `actual` (XLA) on `outs`.
 fn vote(
     voter: Option<&Outcome>,
+    voter_outputs: Option<&[usize]>,
     expected: &[&ArrayLiteral],
     actual: &[&ArrayLiteral],
     outs: &[usize],
@@ -387,6 +393,36 @@ fn vote(
         }
     };
     let v = leaves(r);
+    if let Some(sel) = voter_outputs {
+        // The voter's result holds only the leaves `sel` (in order).
+        if v.len() != sel.len() || structural {
+            return (
+                Label::Undecided,
+                "voter returned a different number of outputs".into(),
+            );
+        }
+        let pick = |all: &[&ArrayLiteral]| -> Option<Vec<ArrayLiteral>> {
+            sel.iter()
+                .map(|&k| all.get(k).map(|a| (*a).clone()))
+                .collect()
+        };
+        let (Some(e), Some(a)) = (pick(expected), pick(actual)) else {
+            return (Label::Undecided, "voter outputs out of range".into());
+        };
+        let agrees = |other: &[ArrayLiteral]| {
+            let o: Vec<&ArrayLiteral> = other.iter().collect();
+            let c = compare_leaves(&o, &v, tol);
+            sel.iter()
+                .enumerate()
+                .all(|(i, k)| !outs.contains(k) || c.outputs.get(i).is_some_and(|x| x.is_match()))
+        };
+        return match (agrees(&e), agrees(&a)) {
+            (true, false) => (Label::Xla, "oracle".into()),
+            (false, true) => (Label::Oracle, "xla".into()),
+            (true, true) => (Label::Undecided, "both".into()),
+            (false, false) => (Label::Undecided, "neither".into()),
+        };
+    }
     if v.len() != expected.len() && v.len() != actual.len() {
         return (
             Label::Undecided,

@@ -678,6 +678,42 @@ pub struct CampaignStats {
     /// Findings that made a new directory / folded into an existing one.
     pub findings_new: u64,
     pub findings_folded: u64,
+    /// Where the time went, summed over modules (milliseconds).
+    pub time: TimeStats,
+}
+
+/// Milliseconds summed over modules.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TimeStats {
+    pub generate_ms: f64,
+    pub oracle_ms: f64,
+    pub xla_wait_ms: f64,
+    pub xla_compile_ms: f64,
+    pub xla_execute_ms: f64,
+    pub confirm_ms: f64,
+    pub wall_ms: f64,
+}
+
+impl TimeStats {
+    pub fn add(&mut self, t: &crate::campaign::ModuleTimings, generate_ms: f64) {
+        self.generate_ms += generate_ms;
+        self.oracle_ms += t.oracle_ms;
+        self.xla_wait_ms += t.xla_wait_ms;
+        self.xla_compile_ms += t.xla_compile_ms;
+        self.xla_execute_ms += t.xla_execute_ms;
+        self.confirm_ms += t.confirm_ms;
+        self.wall_ms += t.wall_ms + generate_ms;
+    }
+
+    pub fn merge(&mut self, o: &TimeStats) {
+        self.generate_ms += o.generate_ms;
+        self.oracle_ms += o.oracle_ms;
+        self.xla_wait_ms += o.xla_wait_ms;
+        self.xla_compile_ms += o.xla_compile_ms;
+        self.xla_execute_ms += o.xla_execute_ms;
+        self.confirm_ms += o.confirm_ms;
+        self.wall_ms += o.wall_ms;
+    }
 }
 
 impl CampaignStats {
@@ -696,6 +732,7 @@ impl CampaignStats {
         add(&mut self.ulp_hist, &o.ulp_hist);
         self.findings_new += o.findings_new;
         self.findings_folded += o.findings_folded;
+        self.time.merge(&o.time);
     }
 }
 

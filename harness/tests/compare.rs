@@ -275,3 +275,29 @@ fn hints_follow_the_ops_feeding_each_output() {
     );
     assert!(!ops.contains(&Opcode::Exp));
 }
+
+#[test]
+fn complex_values_with_non_finite_parts_are_equal_to_each_other() {
+    let t = Tolerance::default();
+    let inf_inf = arr(C64, &[Scalar::C(f64::INFINITY, f64::INFINITY)]);
+    let inf_nan = arr(C64, &[Scalar::C(f64::INFINITY, f64::NAN)]);
+    assert!(compare(&inf_inf, &inf_nan, &t).is_match());
+    // But a complex infinity is not a finite value.
+    assert!(!compare(&inf_nan, &arr(C64, &[Scalar::C(1.0, 0.0)]), &t).is_match());
+}
+
+#[test]
+fn subnormal_inputs_are_flushed_for_the_ftz_explanation() {
+    use harness::compare::flush_subnormals;
+    let tiny = f32::from_bits(3) as f64;
+    let ins = vec![f(F32, &[1.0, -tiny, tiny]), arr(S32, &[Scalar::S(1)])];
+    let out = flush_subnormals(&ins).expect("there are subnormals");
+    let a = out[0].as_array().unwrap();
+    assert_eq!(a.get(0), Scalar::F(1.0));
+    assert_eq!(a.bits(1), 0x8000_0000, "sign kept");
+    assert_eq!(a.bits(2), 0);
+    assert_eq!(out[1], ins[1]);
+    assert!(flush_subnormals(&[f(F32, &[1.0, 0.0])]).is_none());
+    // f64 subnormals too.
+    assert!(flush_subnormals(&[f(F64, &[f64::from_bits(1)])]).is_some());
+}

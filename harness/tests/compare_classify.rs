@@ -293,3 +293,61 @@ fn verdicts_round_trip_through_json() {
     let w = &back.comparison.unwrap().outputs[0].worst;
     assert!(w.iter().any(|e| e.abs_err.is_infinite()));
 }
+
+#[test]
+fn a_voter_run_on_the_differing_outputs_only_still_votes() {
+    let t = Tolerance::default();
+    let two = |a: f64, b: f64| {
+        let mut o = ok(&[a]);
+        if let Outcome::Ok(r) = &mut o {
+            r.outputs.push(ok(&[b]).as_ok().unwrap().outputs[0].clone());
+        }
+        o
+    };
+    let outcomes = runs(two(1.0, 2.0), two(1.0, 9.0));
+    // The voter ran the module reduced to output 1: its only leaf is output 1.
+    let voter = ok(&[2.0]);
+    let sel = [1usize];
+    let v = classify(
+        &outcomes,
+        &Evidence {
+            voter: Some(&voter),
+            voter_outputs: Some(&sel),
+            ..Evidence::new(&t)
+        },
+    );
+    assert_eq!(v.mismatched_outputs, vec![1]);
+    assert_eq!(v.label, Some(Label::Xla));
+    let voter = ok(&[9.0]);
+    let v = classify(
+        &outcomes,
+        &Evidence {
+            voter: Some(&voter),
+            voter_outputs: Some(&sel),
+            ..Evidence::new(&t)
+        },
+    );
+    assert_eq!(v.label, Some(Label::Oracle));
+}
+
+#[test]
+fn restricting_a_module_to_some_outputs_keeps_parameters_and_drops_the_rest() {
+    let text = "HloModule m\n\n%add (a: f32[], b: f32[]) -> f32[] {\n  %a = f32[] parameter(0)\n  %b = f32[] parameter(1)\n  ROOT %s = f32[] add(%a, %b)\n}\n\nENTRY %main (p: f32[4], q: f32[4]) -> (f32[4], f32[], f32[4]) {\n  %p = f32[4] parameter(0)\n  %q = f32[4] parameter(1)\n  %e = f32[4] exponential(%p)\n  %z = f32[] constant(0)\n  %r = f32[] reduce(%p, %z), dimensions={0}, to_apply=%add\n  %n = f32[4] negate(%q)\n  ROOT %t = (f32[4], f32[], f32[4]) tuple(%e, %r, %n)\n}\n";
+    let m = hlo::parse::parse_module(text).unwrap();
+    let r = harness::campaign::restrict_outputs(&m, &[2]).unwrap();
+    let printed = hlo::print::module_to_string(&r);
+    assert!(
+        printed.contains("negate")
+            && !printed.contains("exponential")
+            && !printed.contains("reduce"),
+        "{printed}"
+    );
+    assert_eq!(r.computations.len(), 1, "the reducer is no longer called");
+    assert_eq!(r.entry_computation().parameters().len(), 2);
+    hlo::verify::verify_module(&r).unwrap();
+    // The interpreter runs it and returns just that output.
+    let x = Literal::Array(ArrayLiteral::zeros(PrimitiveType::F32, vec![4]).unwrap());
+    let o = harness::interp_backend::InterpBackend::new().run_module(&r, &[x.clone(), x]);
+    assert_eq!(o.as_ok().unwrap().outputs.len(), 1);
+    assert!(harness::campaign::restrict_outputs(&m, &[7]).is_none());
+}

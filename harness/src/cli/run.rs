@@ -217,6 +217,13 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
             extra.push((format!("{VOTER} (voter)"), v));
         }
     }
+    if verdict.kind == VerdictKind::Mismatch {
+        if let Some(v) =
+            crate::campaign::explain_ftz(&InterpBackend::new(), &module, &inputs, &outcomes, &tol)
+        {
+            verdict = v;
+        }
+    }
     let exit = if verdict.is_bug() {
         Exit::BugFound
     } else {

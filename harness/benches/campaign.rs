@@ -1,0 +1,111 @@
+//! Campaign throughput against the raw compile limit.
+//!
+//! - raw: the same generated programs (one per module, as a pack=1 campaign makes them) sent
+//!   straight to the XLA worker pool by `jobs` threads, no oracle, no comparison, no store:
+//!   the most modules/s XLA can compile and run here;
+//! - campaign pack=1: modules/s of a real campaign (oracle, comparison, store, state file);
+//!   target >= 90% of raw;
+//! - campaign pack=K: programs tested/s through packing; target >= 3x raw.
+//!
+//!     cargo bench -p harness --bench campaign   (HLO_DIFF_BENCH_MODULES=N, default 40;
+//!                                                HLO_DIFF_BENCH_PACK=K, default 8)
+
+use harness::backend::{Backend, RunOptions};
+use harness::campaign::{campaign_timeouts, programs_for, run_campaign, CampaignConfig, Stop};
+use harness::worker::{Platform, WorkerBackend, WorkerConfig};
+use std::time::Instant;
+
+fn env_usize(k: &str, d: usize) -> usize {
+    std::env::var(k)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(d)
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    let n = env_usize("HLO_DIFF_BENCH_MODULES", 40);
+    let pack = env_usize("HLO_DIFF_BENCH_PACK", 8);
+    let jobs = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    let seed = 2024;
+    let gen = generators::Config::default();
+
+    // Raw: the pool alone.
+    let programs: Vec<_> = (0..n as u64)
+        .map(|g| programs_for(seed, g, 1, &gen).remove(0))
+        .collect();
+    let texts: Vec<String> = programs
+        .iter()
+        .map(|p| hlo::print::module_to_string(&p.module))
+        .collect();
+    let b = WorkerBackend::xla_cpu(WorkerConfig::new(Platform::Cpu).with_workers(jobs));
+    let opts = RunOptions {
+        timeouts: campaign_timeouts(),
+        ..RunOptions::default()
+    };
+    std::thread::scope(|s| {
+        for _ in 0..jobs {
+            s.spawn(|| b.run(&texts[0], &programs[0].inputs, &opts));
+        }
+    });
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let t = Instant::now();
+    std::thread::scope(|s| {
+        for _ in 0..jobs {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(text) = texts.get(i) else { return };
+                let _ = b.run(text, &programs[i].inputs, &opts);
+            });
+        }
+    });
+    let raw = n as f64 / t.elapsed().as_secs_f64();
+    drop(b);
+
+    let campaign = |pack: usize, modules: u64| {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let cfg = CampaignConfig {
+            seed,
+            jobs,
+            pack,
+            out: dir.path().to_path_buf(),
+            stop: Stop {
+                time: None,
+                iterations: Some(modules),
+            },
+            progress: false,
+            ..CampaignConfig::default()
+        };
+        // The rates cover the campaign loop only (worker start-up is paid before it starts).
+        run_campaign(&cfg, None).expect("XLA must be available")
+    };
+    let c1 = campaign(1, n as u64);
+    let show = |name: &str, c: &harness::campaign::CampaignSummary| {
+        let t = &c.stats.time;
+        let m = c.stats.modules.max(1) as f64;
+        println!(
+            "  {name}: per module ms: wall {:.0}, generate {:.1}, oracle {:.0}, xla wait {:.0} (compile {:.0}, execute {:.1}), confirm {:.0}",
+            t.wall_ms / m, t.generate_ms / m, t.oracle_ms / m, t.xla_wait_ms / m, t.xla_compile_ms / m, t.xla_execute_ms / m, t.confirm_ms / m
+        );
+    };
+    let ck = campaign(pack, (n / 2).max(1) as u64);
+    println!("campaign bench: {n} generated modules, jobs {jobs}");
+    println!("  raw compile limit (pool only):  {raw:.2} modules/s");
+    println!(
+        "  campaign pack=1:                {:.2} modules/s  = {:.0}% of raw (target >= 90%)",
+        c1.modules_per_s,
+        100.0 * c1.modules_per_s / raw
+    );
+    println!(
+        "  campaign pack={pack}:                {:.2} modules/s, {:.2} programs/s = {:.2}x raw (target >= 3x)",
+        ck.modules_per_s,
+        ck.programs_per_s,
+        ck.programs_per_s / raw
+    );
+    show("pack=1", &c1);
+    show(&format!("pack={pack}"), &ck);
+}
