@@ -197,7 +197,9 @@ pub struct Config {
     /// division by a foldable zero (SIGFPE while compiling), chains of width-changing
     /// bitcast-converts (folded into one of the wrong shape, "Expected instruction to have
     /// shape equal to u8[8], actual shape is u8[2,4]"), complex exponential-minus-one in map
-    /// bodies (abort in constant folding). See README.md.
+    /// bodies (abort in constant folding), empty slices of a concatenate with an empty operand
+    /// (`std::length_error` while compiling). See README.md and
+    /// `corpora/regressions/xla_bug_*.hlo`.
     pub avoid_known_xla_bugs: bool,
 }
 
