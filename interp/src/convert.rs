@@ -58,6 +58,19 @@ fn build_float<T: FloatElem>(w: &Wide, target64: bool) -> Vec<T> {
     }
 }
 
+/// The source values rounded to f32 (once, to nearest even), as f64.
+fn through_f32(w: Wide) -> Wide {
+    match w {
+        Wide::F(v) => Wide::F(v.into_iter().map(|x| x as f32 as f64).collect()),
+        Wide::I(v, unsigned) => Wide::F(
+            v.into_iter()
+                .map(|x| if unsigned { x as u64 as f32 } else { x as f32 } as f64)
+                .collect(),
+        ),
+        Wide::C(v) => Wide::F(v.into_iter().map(|z| z.re as f32 as f64).collect()),
+    }
+}
+
 /// Float -> integer: NaN -> 0, out of range saturates, otherwise truncation toward zero.
 fn f64_to_int(x: f64, bits: u32, signed: bool) -> i64 {
     if x.is_nan() {
@@ -151,8 +164,10 @@ pub fn convert(a: &Array, to: PrimitiveType) -> Result<Array> {
         P::U16 => Buffer::U16(build_int(&wide, bits, false)),
         P::U32 => Buffer::U32(build_int(&wide, bits, false)),
         P::U64 => Buffer::U64(build_int(&wide, bits, false)),
-        P::F16 => Buffer::F16(build_float(&wide, false)),
-        P::Bf16 => Buffer::Bf16(build_float(&wide, false)),
+        // XLA (CPU and HloEvaluator, through Eigen's half/bfloat16 constructors) narrows to f16
+        // and bf16 through f32: two roundings for f64 and integer sources.
+        P::F16 => Buffer::F16(build_float(&through_f32(wide), false)),
+        P::Bf16 => Buffer::Bf16(build_float(&through_f32(wide), false)),
         P::F32 => Buffer::F32(match &wide {
             // i64 -> f32 directly: Rust's `as` rounds once to nearest even.
             Wide::I(v, u) => v

@@ -1014,3 +1014,304 @@ macro_rules! map_int_buf2 {
         }
     }};
 }
+
+#[cfg(test)]
+mod rounding_tests {
+    //! The narrow-float rounding helpers: `round_to_precision`, and `FloatElem::from_f64` for
+    //! f16, bf16 and every f8/f4 format (one rounding to nearest even from f64, then the format's
+    //! overflow rule).
+    use super::*;
+
+    fn p2(k: i32) -> f64 {
+        2f64.powi(k)
+    }
+
+    #[test]
+    fn round_to_precision_ties_to_even_and_keeps_subnormals() {
+        // 10 mantissa bits (f16): the ulp at 1 is 2^-10.
+        assert_eq!(round_to_precision(1.0 + p2(-11), -14, 10), 1.0);
+        assert_eq!(
+            round_to_precision(1.0 + 3.0 * p2(-11), -14, 10),
+            1.0 + p2(-9)
+        );
+        assert_eq!(
+            round_to_precision(1.0 + p2(-11) + p2(-40), -14, 10),
+            1.0 + p2(-10)
+        );
+        assert_eq!(
+            round_to_precision(-(1.0 + p2(-11) + p2(-40)), -14, 10),
+            -(1.0 + p2(-10))
+        );
+        // Below the smallest normal the spacing stays 2^(emin - man) = 2^-24.
+        assert_eq!(round_to_precision(p2(-25), -14, 10), 0.0);
+        assert_eq!(round_to_precision(3.0 * p2(-26), -14, 10), p2(-24));
+        assert_eq!(round_to_precision(3.0 * p2(-25), -14, 10), 2.0 * p2(-24));
+        // Unbounded above; zeros, infinities and NaN pass through.
+        assert_eq!(
+            round_to_precision(1e300, -14, 10),
+            round_to_precision(1e300, -14, 10)
+        );
+        assert!(round_to_precision(1e300, -14, 10).is_finite());
+        assert_eq!(
+            round_to_precision(-0.0, -14, 10).to_bits(),
+            (-0.0f64).to_bits()
+        );
+        assert_eq!(round_to_precision(f64::INFINITY, -14, 10), f64::INFINITY);
+        assert!(round_to_precision(f64::NAN, -14, 10).is_nan());
+    }
+
+    /// Every finite value of a format round-trips; the midpoint between neighbours goes to the
+    /// one with the even bit pattern, and anything past the midpoint to the upper neighbour.
+    fn check_exhaustive<T: FloatElem + PartialEq + std::fmt::Debug>(
+        name: &str,
+        values: Vec<(u32, T)>,
+        bits: impl Fn(T) -> u32,
+    ) {
+        let mut finite: Vec<(u32, f64)> = values
+            .iter()
+            .map(|&(b, v)| (b, v.to_f64()))
+            .filter(|(_, x)| x.is_finite() && (*x != 0.0 || x.is_sign_positive()))
+            .collect();
+        for &(b, x) in &finite {
+            assert_eq!(bits(T::from_f64(x)), b, "{name}: {x} does not round-trip");
+        }
+        finite.sort_by(|a, b| a.1.total_cmp(&b.1));
+        finite.dedup_by(|a, b| a.1 == b.1);
+        for w in finite.windows(2) {
+            let ((lb, lo), (hb, hi)) = (w[0], w[1]);
+            let mid = (lo + hi) / 2.0;
+            let even = if lo == 0.0 || lb & 1 == 0 { lb } else { hb };
+            let got = bits(T::from_f64(mid));
+            // An all-zero pattern has no odd neighbour below; for negatives the even bit is the
+            // same rule on the magnitude.
+            assert!(
+                got == even || lo == 0.0 || hi == 0.0,
+                "{name}: midpoint {mid} of {lo} and {hi} gave {got:#x}, expected {even:#x}"
+            );
+            // Just off the midpoint: the nearer neighbour (by value: a result of -0 for +0 is right
+            // for a tiny negative input).
+            let above = T::from_f64(mid + (hi - lo) * 1e-6).to_f64();
+            let below = T::from_f64(mid - (hi - lo) * 1e-6).to_f64();
+            assert_eq!(above, hi, "{name}: just above {mid}");
+            assert_eq!(below, lo, "{name}: just below {mid}");
+        }
+    }
+
+    #[test]
+    fn f16_and_bf16_round_once_exhaustively() {
+        check_exhaustive(
+            "f16",
+            (0..=0xffffu32)
+                .map(|b| (b, f16::from_bits(b as u16)))
+                .collect(),
+            |v: f16| v.to_bits() as u32,
+        );
+        check_exhaustive(
+            "bf16",
+            (0..=0xffffu32)
+                .map(|b| (b, bf16::from_bits(b as u16)))
+                .collect(),
+            |v: bf16| v.to_bits() as u32,
+        );
+        // Overflow: past max + half an ulp is infinity; the tie itself rounds to even (infinity).
+        assert_eq!(<f16 as FloatElem>::from_f64(65519.99).to_f64(), 65504.0);
+        assert_eq!(
+            <f16 as FloatElem>::from_f64(65520.0).to_f64(),
+            f64::INFINITY
+        );
+        assert_eq!(
+            <bf16 as FloatElem>::from_f64(-1e39).to_f64(),
+            f64::NEG_INFINITY
+        );
+        // A single rounding from f64 (no detour through f32): just above a tie rounds up.
+        assert_eq!(
+            <f16 as FloatElem>::from_f64(1.0 + p2(-11) + p2(-40)).to_f64(),
+            1.0 + p2(-10)
+        );
+        assert_eq!(
+            <bf16 as FloatElem>::from_f64(1.0 + p2(-8) + p2(-40)).to_f64(),
+            1.0 + p2(-7)
+        );
+        // NaN keeps its sign.
+        assert!(<f16 as FloatElem>::from_f64(-f64::NAN).to_bits() & 0x8000 != 0);
+        assert!(<bf16 as FloatElem>::from_f64(f64::NAN).to_f64().is_nan());
+    }
+
+    fn all_bytes<T>(from: impl Fn(u8) -> T) -> Vec<(u32, T)> {
+        (0..=255u8).map(|b| (b as u32, from(b))).collect()
+    }
+
+    #[test]
+    fn f8_and_f4_round_once_exhaustively() {
+        check_exhaustive("f8e5m2", all_bytes(f8e5m2::from_bits), |v| {
+            v.to_bits() as u32
+        });
+        check_exhaustive("f8e4m3", all_bytes(f8e4m3::from_bits), |v| {
+            v.to_bits() as u32
+        });
+        check_exhaustive("f8e4m3fn", all_bytes(f8e4m3fn::from_bits), |v| {
+            v.to_bits() as u32
+        });
+        check_exhaustive("f8e4m3b11fnuz", all_bytes(f8e4m3b11fnuz::from_bits), |v| {
+            v.to_bits() as u32
+        });
+        check_exhaustive("f8e3m4", all_bytes(f8e3m4::from_bits), |v| {
+            v.to_bits() as u32
+        });
+        check_exhaustive("f8e5m2fnuz", all_bytes(f8e5m2fnuz::from_bits), |v| {
+            v.to_bits() as u32
+        });
+        check_exhaustive("f8e4m3fnuz", all_bytes(f8e4m3fnuz::from_bits), |v| {
+            v.to_bits() as u32
+        });
+        check_exhaustive(
+            "f4e2m1fn",
+            (0..16u8)
+                .map(|b| (b as u32, f4e2m1fn::from_bits(b)))
+                .collect(),
+            |v| v.to_bits() as u32,
+        );
+        // Single rounding from f64, as XLA CPU converts f64 -> f8 (checked on jaxlib 0.10.2):
+        // 1.125 + 2^-40 is past the tie between 1 and 1.25 in e5m2.
+        assert_eq!(
+            <f8e5m2 as FloatElem>::from_f64(1.125 + p2(-40)).to_bits(),
+            61
+        );
+        assert_eq!(
+            <f8e4m3fn as FloatElem>::from_f64(1.0625 + p2(-40)).to_bits(),
+            57
+        );
+    }
+
+    /// Bit patterns ml_dtypes 0.5 gives for values exact in f32 (so its f32 detour does not
+    /// matter): overflow, saturation, NaN encodings, subnormals, negative zero per format.
+    #[test]
+    fn narrow_formats_match_ml_dtypes_on_format_edges() {
+        let vals = [
+            1.0625,
+            1.1875,
+            3.0,
+            5.0,
+            240.0,
+            464.0,
+            465.0,
+            1000.0,
+            57344.0,
+            61440.0,
+            65520.0,
+            1e6,
+            p2(-9),
+            p2(-10),
+            3.0 * p2(-11),
+            -0.0,
+            6.0,
+            7.0,
+            0.01171875,
+            15.5,
+            30.0,
+            31.0,
+        ];
+        fn run<T: FloatElem>(vals: &[f64], bits: impl Fn(T) -> u32) -> Vec<u32> {
+            vals.iter().map(|&x| bits(T::from_f64(x))).collect()
+        }
+        let b8 = |v: u8| v as u32;
+        let cases: Vec<(&str, Vec<u32>, [u32; 22])> = vec![
+            (
+                "f8e5m2",
+                run(&vals, |v: f8e5m2| b8(v.to_bits())),
+                [
+                    60, 61, 66, 69, 92, 95, 95, 100, 123, 124, 124, 124, 24, 20, 22, 128, 70, 71,
+                    34, 76, 80, 80,
+                ],
+            ),
+            (
+                "f8e4m3",
+                run(&vals, |v: f8e4m3| b8(v.to_bits())),
+                [
+                    56, 58, 68, 74, 119, 120, 120, 120, 120, 120, 120, 120, 1, 0, 1, 128, 76, 78,
+                    6, 88, 95, 96,
+                ],
+            ),
+            (
+                "f8e4m3fn",
+                run(&vals, |v: f8e4m3fn| b8(v.to_bits())),
+                [
+                    56, 58, 68, 74, 119, 126, 127, 127, 127, 127, 127, 127, 1, 0, 1, 128, 76, 78,
+                    6, 88, 95, 96,
+                ],
+            ),
+            (
+                "f8e4m3b11fnuz",
+                run(&vals, |v: f8e4m3b11fnuz| b8(v.to_bits())),
+                [
+                    88, 90, 100, 106, 128, 128, 128, 128, 128, 128, 128, 128, 16, 8, 12, 0, 108,
+                    110, 36, 120, 127, 128,
+                ],
+            ),
+            (
+                "f8e3m4",
+                run(&vals, |v: f8e3m4| b8(v.to_bits())),
+                [
+                    49, 51, 72, 84, 112, 112, 112, 112, 112, 112, 112, 112, 0, 0, 0, 128, 88, 92,
+                    1, 111, 112, 112,
+                ],
+            ),
+            (
+                "f8e5m2fnuz",
+                run(&vals, |v: f8e5m2fnuz| b8(v.to_bits())),
+                [
+                    64, 65, 70, 73, 96, 99, 99, 104, 127, 128, 128, 128, 28, 24, 26, 0, 74, 75, 38,
+                    80, 84, 84,
+                ],
+            ),
+            (
+                "f8e4m3fnuz",
+                run(&vals, |v: f8e4m3fnuz| b8(v.to_bits())),
+                [
+                    64, 66, 76, 82, 127, 128, 128, 128, 128, 128, 128, 128, 2, 1, 2, 0, 84, 86, 12,
+                    96, 103, 104,
+                ],
+            ),
+            (
+                "f8e8m0fnu",
+                run(&vals, |v: f8e8m0fnu| b8(v.to_bits())),
+                [
+                    127, 127, 129, 129, 135, 136, 136, 137, 143, 143, 143, 147, 118, 117, 118, 255,
+                    130, 130, 121, 131, 132, 132,
+                ],
+            ),
+            (
+                "f4e2m1fn",
+                run(&vals, |v: f4e2m1fn| b8(v.to_bits())),
+                [
+                    2, 2, 5, 6, 7, 7, 7, 7, 7, 7, 7, 7, 0, 0, 0, 8, 7, 7, 0, 7, 7, 7,
+                ],
+            ),
+            (
+                "f16",
+                run(&vals, |v: f16| v.to_bits() as u32),
+                [
+                    15424, 15552, 16896, 17664, 23424, 24384, 24388, 25552, 31488, 31616, 31744,
+                    31744, 6144, 5120, 5632, 32768, 17920, 18176, 8704, 19392, 20352, 20416,
+                ],
+            ),
+            (
+                "bf16",
+                run(&vals, |v: bf16| v.to_bits() as u32),
+                [
+                    16264, 16280, 16448, 16544, 17264, 17384, 17384, 17530, 18272, 18288, 18304,
+                    18804, 15104, 14976, 15040, 32768, 16576, 16608, 15424, 16760, 16880, 16888,
+                ],
+            ),
+        ];
+        let mut bad = Vec::new();
+        for (name, got, want) in cases {
+            for (k, (g, w)) in got.iter().zip(want.iter()).enumerate() {
+                if g != w {
+                    bad.push(format!("{name}({}) = {g}, ml_dtypes {w}", vals[k]));
+                }
+            }
+        }
+        assert!(bad.is_empty(), "{}", bad.join("\n"));
+    }
+}

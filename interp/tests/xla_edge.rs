@@ -57,6 +57,20 @@ fn cases() -> Vec<(&'static str, String, Vec<Literal>)> {
             "HloModule m\n\nENTRY %main (a: f32[7]) -> (f32[7], f32[7]) {\n  %a = f32[7] parameter(0)\n  %r = f32[7] reduce-precision(%a), exponent_bits=5, mantissa_bits=2\n  %b = f32[7] reduce-precision(%a), exponent_bits=8, mantissa_bits=7\n  ROOT %t = (f32[7], f32[7]) tuple(%r, %b)\n}\n".into(),
             vec![f32s(&[7], &[1.125, 1.375, 70000.0, 1e-6, f32::NAN, -2.5, 1.0000001])],
         ),
+        (
+            "narrowing converts: f64 -> f16/bf16 and integer -> bf16/f16 round through f32 (twice), f64 -> f8 rounds once",
+            "HloModule m\n\nENTRY %main (a: f64[5], b: s32[3], c: s64[2], d: u32[2]) -> (f16[5], bf16[5], f8e5m2[5], f8e4m3fn[5], f8e3m4[5], bf16[3], f16[3], bf16[2], bf16[2]) {\n  %a = f64[5] parameter(0)\n  %b = s32[3] parameter(1)\n  %c = s64[2] parameter(2)\n  %d = u32[2] parameter(3)\n  %h = f16[5] convert(%a)\n  %bf = bf16[5] convert(%a)\n  %e5 = f8e5m2[5] convert(%a)\n  %e4 = f8e4m3fn[5] convert(%a)\n  %e3 = f8e3m4[5] convert(%a)\n  %ib = bf16[3] convert(%b)\n  %ih = f16[3] convert(%b)\n  %lb = bf16[2] convert(%c)\n  %ub = bf16[2] convert(%d)\n  ROOT %t = (f16[5], bf16[5], f8e5m2[5], f8e4m3fn[5], f8e3m4[5], bf16[3], f16[3], bf16[2], bf16[2]) tuple(%h, %bf, %e5, %e4, %e3, %ib, %ih, %lb, %ub)\n}\n".into(),
+            {
+                let t = 2f64.powi(-40);
+                let big = (1i64 << 30) + (1 << 22) + 1;
+                vec![
+                    f64s(&[5], &[1.0 + 2f64.powi(-11) + t, 1.0 + 2f64.powi(-8) + t, 1.0 + 2f64.powi(-4) + t, 1.0 + 2f64.powi(-3) + t, 1.0 + 2f64.powi(-5) + t]),
+                    s32s(&[3], &[big, (1 << 27) + (1 << 19) + 1, 65519]),
+                    lit(hlo::PrimitiveType::S64, &[2], &[hlo::Scalar::S(big), hlo::Scalar::S((1i64 << 40) + (1 << 32) + 1)]),
+                    u32s(&[2], &[big as u64, 0xFFFF_FFFF]),
+                ]
+            },
+        ),
     ]
 }
 
