@@ -1149,20 +1149,24 @@ impl<'a> V<'a> {
             ));
         }
         let spatial: Vec<i64> = d.input_spatial.iter().map(|&i| at(x, i)).collect();
-        let w = self
-            .instr
-            .window()
-            .ok_or("attribute window={...} is missing")?;
-        for (i, (wd, &ks)) in w.dims.iter().zip(&d.kernel_spatial).enumerate() {
-            if wd.size != at(k, ks) {
-                return Err(format!(
-                    "window size {} of spatial dimension {i} differs from the kernel's {}",
-                    wd.size,
-                    at(k, ks)
-                ));
+        // Without spatial dimensions the window is empty, and XLA (which prints no `window=`
+        // for an empty window) accepts the attribute's absence.
+        let out_sp = match self.instr.window() {
+            None if spatial.is_empty() => Vec::new(),
+            None => return Err("attribute window={...} is missing".into()),
+            Some(w) => {
+                for (i, (wd, &ks)) in w.dims.iter().zip(&d.kernel_spatial).enumerate() {
+                    if wd.size != at(k, ks) {
+                        return Err(format!(
+                            "window size {} of spatial dimension {i} differs from the kernel's {}",
+                            wd.size,
+                            at(k, ks)
+                        ));
+                    }
+                }
+                self.window_output(&spatial)?
             }
-        }
-        let out_sp = self.window_output(&spatial)?;
+        };
         let mut dims = vec![0i64; nsp + 2];
         let mut put = |i: i64, v: i64| {
             if let Some(s) = dims.get_mut(i as usize) {
@@ -1672,6 +1676,12 @@ mod tests {
         bad("  %a = f32[2,3] parameter(0)\n  %b = f32[4,7] parameter(1)\n  ROOT %d = f32[2,7] dot(%a, %b), lhs_contracting_dims={1}, rhs_contracting_dims={0}", "d", "must be equal");
         ok("  %x = f32[1,8,8,3] parameter(0)\n  %k = f32[3,3,3,4] parameter(1)\n  ROOT %c = f32[1,4,4,4] convolution(%x, %k), window={size=3x3 stride=2x2 pad=1_1x1_1}, dim_labels=b01f_01io->b01f");
         bad("  %x = f32[1,8,8,3] parameter(0)\n  %k = f32[3,3,2,4] parameter(1)\n  ROOT %c = f32[1,4,4,4] convolution(%x, %k), window={size=3x3 stride=2x2 pad=1_1x1_1}, dim_labels=b01f_01io->b01f", "c", "feature_group_count");
+        // No spatial dimensions: `window` may be absent (XLA prints none for an empty window).
+        ok("  %x = f32[2,3] parameter(0)\n  %k = f32[3,5] parameter(1)\n  ROOT %c = f32[2,5] convolution(%x, %k), dim_labels=bf_io->bf");
+        ok("  %x = f32[2,3] parameter(0)\n  %k = f32[3,5] parameter(1)\n  ROOT %c = f32[2,5] convolution(%x, %k), window={}, dim_labels=bf_io->bf");
+        bad("  %x = f32[2,3] parameter(0)\n  %k = f32[3,5] parameter(1)\n  ROOT %c = f32[2,4] convolution(%x, %k), dim_labels=bf_io->bf", "c", "f32[2,5]");
+        // With spatial dimensions it stays required.
+        bad("  %x = f32[1,8,3] parameter(0)\n  %k = f32[3,3,4] parameter(1)\n  ROOT %c = f32[1,6,4] convolution(%x, %k), dim_labels=b0f_0io->b0f", "c", "window");
         ok("  %o = f32[5,4] parameter(0)\n  %i = s32[3,1] parameter(1)\n  ROOT %g = f32[3,4] gather(%o, %i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,4}");
         bad("  %o = f32[5,4] parameter(0)\n  %i = s32[3,1] parameter(1)\n  ROOT %g = f32[3,5] gather(%o, %i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,4}", "g", "f32[3,4]");
         ok("  %o = f32[5,4] parameter(0)\n  %i = s32[3,1] parameter(1)\n  %u = f32[3,4] parameter(2)\n  ROOT %s = f32[5,4] scatter(%o, %i, %u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=%add");
