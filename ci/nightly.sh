@@ -20,7 +20,7 @@ backends="interp,xla-cpu"
 if [ "${HLO_DIFF_GPU:-0}" = 1 ]; then backends="$backends,xla-gpu"; fi
 
 status=0
-target/release/hlo-diff fuzz --backends "$backends" --time "$time" --jobs "$jobs" \
+"${CARGO_TARGET_DIR:-target}/release/hlo-diff" fuzz --backends "$backends" --time "$time" --jobs "$jobs" \
   --seed "$((10#$day * 1000000))" --shard "$shard" --out "$out" || status=$?
 # Exit 1 means findings; anything else is the job itself failing.
 if [ "$status" -gt 1 ]; then exit "$status"; fi
@@ -28,7 +28,7 @@ if [ "$status" -gt 1 ]; then exit "$status"; fi
 for finding in "$out"/findings/*/; do
   [ -d "$finding" ] || continue
   [ -e "$finding/repro" ] && continue
-  target/release/hlo-diff minimize "$finding" --out "$finding/repro" || true
+  "${CARGO_TARGET_DIR:-target}/release/hlo-diff" minimize "$finding" --out "$finding/repro" || true
 done
 echo "nightly: report at $out/report.html"
 exit "$status"

@@ -67,6 +67,7 @@ pub struct Global {
 #[command(
     name = "hlo-diff",
     version,
+    args_override_self = true,
     about = "Differential testing of the XLA compiler: generate, run, compare, minimize, bisect"
 )]
 pub struct Cli {
