@@ -164,6 +164,12 @@ pub struct Config {
     pub large_dim_percent: u32,
     /// Largest extent of a large dimension (XLA:CPU changes code paths above size thresholds).
     pub large_extent: i64,
+    /// Percent chance that a `reduce` or `dot` builds fresh operands with one large dimension
+    /// (a long row or column of `large_extent/4..=large_extent` elements; for `dot` a long
+    /// contraction or many rows, also matrix-vector), within `max_elements` and `max_work`:
+    /// the sizes where XLA:CPU changes code paths. 0 (the default) draws nothing, so default
+    /// modules are as before; swarm configurations pick 0-25.
+    pub large_op_percent: u32,
     /// Bound on the number of elements of every array in a module.
     pub max_elements: u64,
     /// Bound on the multiply-adds of one dot/convolution/reduce-window (keeps runs short).
@@ -216,6 +222,7 @@ impl Default for Config {
             one_extent_percent: 15,
             large_dim_percent: 2,
             large_extent: 40_000,
+            large_op_percent: 0,
             max_elements: 1 << 17,
             max_work: 1 << 22,
             element_types,
@@ -309,6 +316,9 @@ impl<'a> Arbitrary<'a> for Config {
             out_of_range_index_percent: u.int_in_range(0..=50)?,
             special_constant_percent: u.int_in_range(0..=30)?,
             avoid_known_xla_bugs: true,
+            // Drawn last, so that the other fields of a seed's swarm configuration stay as
+            // they were before this knob existed.
+            large_op_percent: u.int_in_range(0..=25)?,
         })
     }
 }

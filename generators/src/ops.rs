@@ -892,8 +892,57 @@ fn second_type(g: &mut Gen, first: PrimitiveType) -> PrimitiveType {
     g.pick_opt(&ok).unwrap_or(first)
 }
 
+/// Dimensions of rank 1 or 2 with one large extent (`large_extent/4..=large_extent`): a long
+/// row or column, the sizes at which XLA:CPU changes code paths (vectorized and tree reductions,
+/// GEMV/GEMM emitters and library calls). Shrunk to `max_elements`. `None` when `max_rank` is 0.
+fn large_dims(g: &mut Gen) -> Option<Vec<i64>> {
+    if g.cfg.max_rank == 0 {
+        return None;
+    }
+    let hi = g.cfg.large_extent.max(1);
+    let big = g.range((hi / 4).max(1), hi);
+    let mut d = if g.cfg.max_rank >= 2 && g.coin(60) {
+        let small = g.range(1, g.cfg.max_extent.max(1));
+        if g.coin(50) {
+            vec![big, small]
+        } else {
+            vec![small, big]
+        }
+    } else {
+        vec![big]
+    };
+    g.fit(&mut d);
+    Some(d)
+}
+
+/// A value for a large operand: a new entry parameter when possible (so XLA cannot fold the
+/// data away at compile time), else any value of that type and shape.
+fn large_value(g: &mut Gen, c: &mut Comp, ty: PrimitiveType, dims: &[i64]) -> InstrId {
+    if c.entry && c.n_params < g.cfg.max_params {
+        g.add_param(c, arr(ty, dims.to_vec()))
+    } else {
+        g.value(c, ty, dims)
+    }
+}
+
 fn reduce(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
-    let x0 = any_operand(g, c, 0, true);
+    let large = if g.coin(g.cfg.large_op_percent) {
+        large_dims(g)
+    } else {
+        None
+    };
+    let x0 = match large {
+        Some(d) => {
+            let tys = if g.arith.is_empty() {
+                vec![F32]
+            } else {
+                g.arith.clone()
+            };
+            let ty = g.pick(&tys);
+            large_value(g, c, ty, &d)
+        }
+        None => any_operand(g, c, 0, true),
+    };
     let s = shape_of(g, c, x0);
     let mut xs = vec![(x0, s.ty)];
     if g.coin(25) {
@@ -1069,6 +1118,11 @@ fn dot(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
     if tys.is_empty() {
         return None;
     }
+    if g.coin(g.cfg.large_op_percent) {
+        if let Some(d) = large_dot(g, c, &tys) {
+            return Some(d);
+        }
+    }
     let x = match g.pool_pick(c, |s| s.rank() <= 4 && tys.contains(&s.ty)) {
         Some(x) if !g.coin(20) => x,
         _ => {
@@ -1123,6 +1177,59 @@ fn dot(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
         attrs.push(("rhs_contracting_dims", ints(&rc)));
     }
     Some(g.add(c, Opcode::Dot, arr(s.ty, out), vec![x, y], attrs))
+}
+
+/// A matrix-matrix or matrix-vector `dot` with one large dimension: a long contraction
+/// (`[m,K] x [K,n]`) or many rows (`[M,k] x [k,n]`), contracting dimensions in either position,
+/// within `max_elements` and `max_work`. Operands are new entry parameters where possible.
+fn large_dot(g: &mut Gen, c: &mut Comp, tys: &[PrimitiveType]) -> Option<InstrId> {
+    if g.cfg.max_rank < 2 {
+        return None;
+    }
+    let ty = g.pick(tys);
+    let hi = g.cfg.large_extent.max(1);
+    let big = g.range((hi / 4).max(1), hi);
+    let small_hi = g.cfg.max_extent.max(1);
+    let vector = g.coin(30);
+    let n = if vector { 1 } else { g.range(1, small_hi) };
+    let long_contraction = g.coin(50);
+    let (max_el, max_work) = (
+        g.cfg.max_elements.max(1) as i64,
+        g.cfg.max_work.max(1) as i64,
+    );
+    let (m, k) = if long_contraction {
+        let m = g.range(1, small_hi);
+        let cap = (max_work / (m * n)).min(max_el / m.max(n));
+        (m, big.min(cap))
+    } else {
+        let k = g.range(1, small_hi);
+        let cap = (max_work / (k * n)).min(max_el / k.max(n));
+        (big.min(cap), k)
+    };
+    if m < 1 || k < 1 {
+        return None;
+    }
+    let lc = g.below(2);
+    let lhs_dims = if lc == 1 { vec![m, k] } else { vec![k, m] };
+    let (rc, rhs_dims) = if vector {
+        (0, vec![k])
+    } else {
+        let rc = g.below(2);
+        (rc, if rc == 0 { vec![k, n] } else { vec![n, k] })
+    };
+    let out = if vector { vec![m] } else { vec![m, n] };
+    let x = large_value(g, c, ty, &lhs_dims);
+    let y = large_value(g, c, ty, &rhs_dims);
+    Some(g.add(
+        c,
+        Opcode::Dot,
+        arr(ty, out),
+        vec![x, y],
+        vec![
+            ("lhs_contracting_dims", ints(&[lc])),
+            ("rhs_contracting_dims", ints(&[rc])),
+        ],
+    ))
 }
 
 fn convolution(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
