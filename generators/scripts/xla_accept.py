@@ -3,9 +3,12 @@
 
 Usage:
   xla_accept.py [--count N] [--seed S] [--swarm] [--jobs J] [--timeout SECS] [--dir DIR] [--keep DIR]
+                [--progress N] [--json]
 
 Without --dir, modules are written by the `gen_modules` example of the generators crate
-(seeds S..S+N, default or swarm configuration); with --dir, every *.hlo file in DIR is checked.
+(seeds S..S+N, default or swarm configuration), which first checks each one with our own
+verifier and print/parse round trip (failures: `OURS-REJECTED` lines); with --dir, every *.hlo
+file in DIR is checked (by XLA only).
 Each job is a worker process (jax imported once) fed one file at a time; a worker that crashes
 or hangs past --timeout is replaced and the module is reported as a crash/timeout.
 
@@ -132,6 +135,8 @@ def main():
     ap.add_argument("--keep", help="write the generated modules here (kept)")
     ap.add_argument("--python", default=os.environ.get("HLO_DIFF_PYTHON", DEFAULT_PY))
     ap.add_argument("--json", action="store_true", help="print one JSON summary line at the end")
+    ap.add_argument("--progress", type=int, default=0, metavar="N",
+                    help="print a progress line on stderr every N modules")
     a = ap.parse_args()
     if a.worker:
         worker()
@@ -139,13 +144,22 @@ def main():
     if not os.path.exists(a.python):
         print(f"no Python with jax at {a.python}; run the project's setup script", file=sys.stderr)
         return 3
+    ours_rejected = []
     if a.dir:
         d = a.dir
     else:
         d = a.keep or tempfile.mkdtemp(prefix="xla_accept_")
         cmd = ["cargo", "run", "-q", "--release", "-p", "generators", "--example", "gen_modules", "--",
                d, "--seed", str(a.seed), "--count", str(a.count)] + (["--swarm"] if a.swarm else [])
-        subprocess.run(cmd, check=True, cwd=os.environ.get("GEN_WORKSPACE", REPO))
+        gen = subprocess.run(cmd, cwd=os.environ.get("GEN_WORKSPACE", REPO), stderr=subprocess.PIPE, text=True)
+        # gen_modules checks each module with our verifier and the print/parse round trip
+        # first; its failures are reported here and make the run fail too.
+        ours_rejected = [l for l in gen.stderr.splitlines() if l.startswith("OURS-REJECTED")]
+        for l in ours_rejected:
+            print(l, flush=True)
+        if gen.returncode != 0 and not ours_rejected:
+            print(gen.stderr[-3000:], file=sys.stderr)
+            return 2
     files = sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith(".hlo"))
     t0 = time.time()
     import threading
@@ -171,6 +185,10 @@ def main():
             res = w.check(path, a.timeout)
             with lock:
                 results.append(res)
+                if a.progress and len(results) % a.progress == 0:
+                    bad = sum(1 for r in results if not r["ok"])
+                    print(f"progress {len(results)}/{len(files)} ({bad} rejected) at {time.time() - t0:.0f}s",
+                          file=sys.stderr, flush=True)
                 if not res["ok"]:
                     print(f"REJECTED {res['path']} [{res['stage']}]\n  " + res["error"].replace("\n", "\n  "), flush=True)
         w.close()
@@ -188,9 +206,12 @@ def main():
     dt = time.time() - t0
     rate = 100.0 * ok / n if n else 100.0
     print(f"accepted {ok}/{n} ({rate:.2f}%) in {dt:.1f}s ({n / dt if dt else 0:.1f} modules/s)")
+    if ours_rejected:
+        print(f"our verifier or round trip rejected {len(ours_rejected)}")
     if a.json:
-        print(json.dumps({"accepted": ok, "total": n, "rejected": [r for r in results if not r["ok"]]}))
-    return 0 if ok == n else 1
+        print(json.dumps({"accepted": ok, "total": n, "rejected": [r for r in results if not r["ok"]],
+                          "ours_rejected": ours_rejected}))
+    return 0 if ok == n and not ours_rejected else 1
 
 
 if __name__ == "__main__":
