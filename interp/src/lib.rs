@@ -21,6 +21,7 @@ mod fft;
 mod linalg;
 mod reduce;
 mod rng;
+mod scalar_prog;
 mod shape_ops;
 mod sort;
 pub mod value;

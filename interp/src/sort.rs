@@ -7,6 +7,7 @@
 use crate::elementwise::{to_f64s, to_i64s};
 use crate::eval::{arr, Ctx};
 use crate::reduce::scalar;
+use crate::scalar_prog::{svs_of, ScalarProg};
 use crate::value::{strides, Array, Value};
 use crate::{attrs, invalid, Result};
 use hlo::{Instruction, Opcode, Shape, TypeClass};
@@ -130,7 +131,30 @@ pub fn sort(ctx: &mut Ctx, i: &Instruction, ops: &[&Value]) -> Result<Value> {
             _ => None,
         }
     });
-    ctx.step((total as u64).saturating_mul((usize::BITS - n.leading_zeros()) as u64))?;
+    // Other comparators: compiled to a scalar program when they are plain compare/select logic
+    // over the keys (jax's NaN/zero-canonicalizing `lt_to`), else called per comparison.
+    let compiled = if simple.is_none() {
+        ScalarProg::compile(ctx.module, c).and_then(|prog| {
+            let fits = prog.params.len() == 2 * arrays.len()
+                && arrays
+                    .iter()
+                    .enumerate()
+                    .all(|(k, a)| prog.params[2 * k] == a.ty && prog.params[2 * k + 1] == a.ty);
+            let keys = arrays
+                .iter()
+                .map(|a| svs_of(a))
+                .collect::<Option<Vec<_>>>()?;
+            fits.then_some((prog, keys))
+        })
+    } else {
+        None
+    };
+    let per_compare = compiled.as_ref().map_or(1, |(p, _)| p.len() as u64);
+    ctx.step(
+        (total as u64)
+            .saturating_mul((usize::BITS - n.leading_zeros()) as u64)
+            .saturating_mul(per_compare),
+    )?;
     let mut perm_all: Vec<usize> = Vec::with_capacity(total);
     // Every 1-D line along d: its base offset.
     let outer_dims: Vec<usize> = dims
@@ -175,6 +199,20 @@ pub fn sort(ctx: &mut Ctx, i: &Instruction, ops: &[&Value]) -> Result<Value> {
                         Keys::U(k) => Some(k[x].cmp(&k[y])),
                     };
                     Ok(lt(o))
+                };
+                merge_sort(&mut line, &mut less)?;
+            }
+            _ if compiled.is_some() => {
+                let (prog, keys) = compiled.as_ref().expect("checked");
+                let mut args = Vec::with_capacity(2 * keys.len());
+                let mut regs = Vec::with_capacity(prog.len());
+                let mut less = |x: usize, y: usize| -> Result<bool> {
+                    args.clear();
+                    for k in keys {
+                        args.push(k[x]);
+                        args.push(k[y]);
+                    }
+                    prog.run_pred(&args, &mut regs)
                 };
                 merge_sort(&mut line, &mut less)?;
             }

@@ -298,3 +298,32 @@ fn cholesky_and_triangular_solve_ops() {
     assert_eq!(vals(&t[2]), vec![1.5, 1.0]);
     assert_eq!(vals(&t[3]), vec![2.0, 3.0]);
 }
+
+#[test]
+fn sort_with_jax_canonicalizing_comparator() {
+    // jax's `lt_to` comparator (NaN -> +NaN, -0 -> +0, then a TOTALORDER less-than), carrying
+    // s32 payloads: the oracle compiles it to a scalar program; stable, NaNs last, -0 == +0.
+    let text = "HloModule m\n\n%lt (a: f32[], b: f32[], c: s32[], d: s32[]) -> pred[] {\n  %a = f32[] parameter(0)\n  %ne.a = pred[] compare(%a, %a), direction=NE\n  %nan = f32[] constant(nan)\n  %zero = f32[] constant(0)\n  %eq.a = pred[] compare(%a, %zero), direction=EQ\n  %s.a = f32[] select(%eq.a, %zero, %a)\n  %c.a = f32[] select(%ne.a, %nan, %s.a)\n  %b = f32[] parameter(1)\n  %ne.b = pred[] compare(%b, %b), direction=NE\n  %eq.b = pred[] compare(%b, %zero), direction=EQ\n  %s.b = f32[] select(%eq.b, %zero, %b)\n  %c.b = f32[] select(%ne.b, %nan, %s.b)\n  %c = s32[] parameter(2)\n  %d = s32[] parameter(3)\n  ROOT %lt = pred[] compare(%c.a, %c.b), direction=LT, type=TOTALORDER\n}\n\nENTRY %main (k: f32[8], v: s32[8]) -> (f32[8], s32[8]) {\n  %k = f32[8] parameter(0)\n  %v = s32[8] parameter(1)\n  ROOT %s = (f32[8], s32[8]) sort(%k, %v), dimensions={0}, is_stable=true, to_apply=%lt\n}\n";
+    let r = eval(
+        text,
+        &[
+            f32s(
+                &[8],
+                &[
+                    f32::NAN,
+                    1.0,
+                    -0.0,
+                    0.0,
+                    f32::NEG_INFINITY,
+                    -f32::NAN,
+                    2.0,
+                    1.0,
+                ],
+            ),
+            s32s(&[8], &[0, 1, 2, 3, 4, 5, 6, 7]),
+        ],
+    )
+    .unwrap();
+    let Literal::Tuple(t) = r else { panic!() };
+    assert_eq!(ints(&t[1]), vec![4, 2, 3, 1, 7, 6, 0, 5]);
+}
