@@ -69,6 +69,31 @@ fn main() {
         }
     };
     files.sort();
+    // ORACLE_SPEED_LOOP=NAME: only evaluate the modules whose name contains NAME, for about 3 s,
+    // with no worker (for a profiler).
+    if let Ok(only) = std::env::var("ORACLE_SPEED_LOOP") {
+        let gen_cfg = generators::Config {
+            special_value_percent: 0,
+            ..Default::default()
+        };
+        for f in files
+            .iter()
+            .filter(|f| f.to_string_lossy().contains(only.as_str()))
+        {
+            let text = std::fs::read_to_string(f).unwrap_or_default();
+            let Ok(module) = hlo::parse::parse_module(&text) else {
+                continue;
+            };
+            let inputs = generators::generate_inputs_from_seed(&module, 1, &gen_cfg);
+            let (t, mut n) = (Instant::now(), 0u64);
+            while t.elapsed().as_secs_f64() < 3.0 {
+                let _ = interp::evaluate(&module, &inputs);
+                n += 1;
+            }
+            println!("{}: {:.3} us per evaluation", f.display(), 3e6 / n as f64);
+        }
+        return;
+    }
     if cfg!(debug_assertions) {
         eprintln!("note: a debug build; run with --release for meaningful oracle figures");
     }

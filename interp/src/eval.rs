@@ -20,6 +20,9 @@ pub(crate) struct Ctx<'m> {
     steps: u64,
     live_bytes: u64,
     plans: Vec<Option<Rc<Plan>>>,
+    /// Constants already decoded, by (computation, instruction): a constant inside a loop body
+    /// or reducer is decoded once per evaluation, not once per iteration.
+    consts: std::collections::HashMap<(CompId, usize), Value>,
     depth: usize,
 }
 
@@ -33,6 +36,7 @@ pub(crate) fn run_entry(module: &Module, args: Vec<Value>, opts: &EvalOptions) -
         steps: 0,
         live_bytes: 0,
         plans: vec![None; module.computations.len()],
+        consts: std::collections::HashMap::new(),
         depth: 0,
     };
     let entry = module.entry_computation();
@@ -237,20 +241,33 @@ impl<'m> Ctx<'m> {
                             ),
                         });
                     }
-                    let ops: Vec<&Value> = instr
-                        .operands
-                        .iter()
-                        .map(|&o| env[o].as_ref().expect("operand evaluated before use"))
-                        .collect();
-                    self.eval_instr(comp, instr, &ops).map_err(|e| match e {
-                        EvalError::Invalid { instr: s, why } if s.is_empty() => {
-                            EvalError::Invalid {
-                                instr: format!("{} ({})", instr.name, instr.opcode.name()),
-                                why,
+                    let cached = if instr.opcode == Opcode::Constant {
+                        self.consts.get(&(c, id)).cloned()
+                    } else {
+                        None
+                    };
+                    if let Some(v) = cached {
+                        v
+                    } else {
+                        let ops: Vec<&Value> = instr
+                            .operands
+                            .iter()
+                            .map(|&o| env[o].as_ref().expect("operand evaluated before use"))
+                            .collect();
+                        let v = self.eval_instr(comp, instr, &ops).map_err(|e| match e {
+                            EvalError::Invalid { instr: s, why } if s.is_empty() => {
+                                EvalError::Invalid {
+                                    instr: format!("{} ({})", instr.name, instr.opcode.name()),
+                                    why,
+                                }
                             }
+                            e => e,
+                        })?;
+                        if instr.opcode == Opcode::Constant {
+                            self.consts.insert((c, id), v.clone());
                         }
-                        e => e,
-                    })?
+                        v
+                    }
                 };
                 let b = v.byte_size() as u64;
                 env_bytes += b;
