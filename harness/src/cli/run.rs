@@ -27,6 +27,11 @@ pub struct Args {
     /// Seed of the generated inputs (when no --inputs is given).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Percent of generated input elements that are boundary values (NaN, inf, -0, denormals,
+    /// min, max). 0, the default, gives plain values as XLA's run_hlo_module does; campaigns
+    /// use the generator's rate.
+    #[arg(long, default_value_t = 0, value_name = "PERCENT")]
+    pub special_values: u32,
     /// An XLA DebugOptions field for this compile, `name=value` (repeatable).
     #[arg(long = "xla-option", value_name = "NAME=VALUE")]
     pub xla_option: Vec<String>,
@@ -125,7 +130,10 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
         None => generators::generate_inputs_from_seed(
             &module,
             args.seed,
-            &generators::Config::default(),
+            &generators::Config {
+                special_value_percent: args.special_values.min(100),
+                ..generators::Config::default()
+            },
         ),
     };
     let n_params = module.entry_computation().parameters().len();
