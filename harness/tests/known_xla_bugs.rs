@@ -1,0 +1,48 @@
+//! Miscompiles of the pinned XLA (jaxlib 0.10.2, CPU) that hlo-diff's campaigns found, kept in
+//! `corpora/regressions/xla_miscompile_*.hlo` (with `<name>.lit` inputs where the bug needs
+//! particular values). Each must still be reported as a `mismatch` labelled `xla`: the oracle
+//! and the StableHLO reference interpreter agree, XLA differs. When a jaxlib upgrade fixes one,
+//! this test fails and the file moves to the fixed list in corpora/regressions/README.md.
+
+use std::path::Path;
+use std::process::Command;
+
+#[test]
+fn known_xla_cpu_miscompiles_are_still_found_and_blamed_on_xla() {
+    if std::env::var("HLO_DIFF_SKIP_XLA").as_deref() == Ok("1") {
+        eprintln!("skipping: HLO_DIFF_SKIP_XLA=1");
+        return;
+    }
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpora/regressions");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            let n = p.file_name().unwrap().to_string_lossy();
+            n.starts_with("xla_miscompile_") && n.ends_with(".hlo")
+        })
+        .collect();
+    files.sort();
+    assert!(files.len() >= 3, "{files:?}");
+    for f in files {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_hlo-diff"));
+        cmd.args(["run", "--json", "--backends", "interp,xla-cpu,stablehlo-ref"])
+            .arg(&f);
+        let lit = f.with_extension("lit");
+        if lit.exists() {
+            cmd.arg("--inputs").arg(&lit);
+        }
+        let out = cmd.output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let v: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
+            panic!(
+                "{}: no JSON ({e}): {stdout}{}",
+                f.display(),
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+        assert_eq!(v["verdict"], "mismatch", "{}: {stdout}", f.display());
+        assert_eq!(v["label"], "xla", "{}: {stdout}", f.display());
+        assert_eq!(out.status.code(), Some(1), "{}", f.display());
+    }
+}
