@@ -84,7 +84,7 @@ fn logistic(x: f64) -> f64 {
     }
 }
 
-fn unary_float_fn(op: Opcode) -> Option<fn(f64) -> f64> {
+pub(crate) fn unary_float_fn(op: Opcode) -> Option<fn(f64) -> f64> {
     use Opcode as O;
     Some(match op {
         O::Abs => f64::abs,

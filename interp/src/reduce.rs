@@ -220,6 +220,9 @@ fn fold_general(
             ))
         })
         .collect::<Result<_>>()?;
+    if let Some(outs) = fold_compiled(ctx, c, inputs, inits, groups)? {
+        return Ok(outs);
+    }
     for g in 0..groups.len() {
         let mut accs: Vec<std::sync::Arc<Array>> = inits
             .iter()
@@ -237,6 +240,68 @@ fn fold_general(
         }
     }
     Ok(outs)
+}
+
+/// [`fold_general`] with the reducer compiled to a scalar program, when it compiles and its
+/// parameters and results have the accumulators' and inputs' types (`Ok(None)` otherwise).
+fn fold_compiled(
+    ctx: &mut Ctx,
+    c: CompId,
+    inputs: &[&Array],
+    inits: &[&Array],
+    groups: &Groups,
+) -> Result<Option<Vec<Array>>> {
+    use crate::scalar_prog::{array_of, sv_of, svs_of, ScalarProg};
+    let n = inputs.len();
+    let Some(prog) = ScalarProg::compile(ctx.module, c) else {
+        return Ok(None);
+    };
+    let types_fit = prog.params.len() == 2 * n
+        && prog.out_types.len() == n
+        && (0..n).all(|k| {
+            prog.params[k] == inits[k].ty
+                && prog.params[n + k] == inputs[k].ty
+                && prog.out_types[k] == inits[k].ty
+                && inits[k].len() == 1
+        });
+    if !types_fit {
+        return Ok(None);
+    }
+    let Some(keys) = inputs.iter().map(|a| svs_of(a)).collect::<Option<Vec<_>>>() else {
+        return Ok(None);
+    };
+    let Some(init) = inits
+        .iter()
+        .map(|a| sv_of(a.ty, a, 0))
+        .collect::<Option<Vec<_>>>()
+    else {
+        return Ok(None);
+    };
+    ctx.step((groups.positions.len() as u64).saturating_mul(prog.len() as u64))?;
+    let mut results: Vec<Vec<crate::scalar_prog::Sv>> = vec![Vec::with_capacity(groups.len()); n];
+    let (mut args, mut regs) = (Vec::with_capacity(2 * n), Vec::with_capacity(prog.len()));
+    let mut accs = init.clone();
+    for g in 0..groups.len() {
+        accs.copy_from_slice(&init);
+        for &p in groups.group(g) {
+            args.clear();
+            args.extend_from_slice(&accs);
+            args.extend(keys.iter().map(|k| k[p]));
+            prog.run(&args, &mut regs)?;
+            for (k, a) in accs.iter_mut().enumerate() {
+                *a = prog.output(&regs, k);
+            }
+        }
+        for (k, a) in accs.iter().enumerate() {
+            results[k].push(*a);
+        }
+    }
+    let outs = results
+        .iter()
+        .zip(inits)
+        .map(|(v, i)| array_of(i.ty, vec![groups.len()], v))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Some(outs))
 }
 
 /// Runs the fold for each group, fast when possible. Results are flat (one element per group).

@@ -2,11 +2,13 @@
 //! `lt_to`) compiled into a straight-line program over unboxed scalars, so that running them per
 //! comparison costs nanoseconds instead of a full computation call (a `Value` per instruction).
 //!
-//! Only computations whose every instruction is a rank-0 real or pred value and whose opcodes are
-//! parameter, constant, compare, select, and/or/xor/not (pred only) are compiled; anything else
-//! falls back to the general evaluator. Semantics are the evaluator's: floats compare as IEEE
-//! (`type=TOTALORDER`: total order, -NaN < -inf < ... < -0 < +0 < ... < +NaN), integers by
-//! signedness.
+//! Only computations whose every instruction is a rank-0 real or pred value (the root may be a
+//! tuple of them) and whose opcodes are parameter, constant, compare, select, and/or/xor/not
+//! (pred), the float unary and binary ops on f16/bf16/f32/f64, and the integer binary ops are
+//! compiled; anything else falls back to the general evaluator. Semantics are the evaluator's,
+//! by the same functions: floats are computed in f64 and rounded once to the element type;
+//! integers wrap; floats compare as IEEE (`type=TOTALORDER`: total order, -NaN < -inf < ... <
+//! -0 < +0 < ... < +NaN), integers by signedness.
 
 use crate::elementwise::{to_f64s, to_i64s};
 use crate::value::{Array, Value};
@@ -51,11 +53,51 @@ enum Op {
     Or(usize, usize),
     Xor(usize, usize),
     Not(usize),
+    FUn {
+        a: usize,
+        f: fn(f64) -> f64,
+        ty: PrimitiveType,
+    },
+    FBin {
+        a: usize,
+        b: usize,
+        f: fn(f64, f64) -> f64,
+        ty: PrimitiveType,
+    },
+    IBin {
+        a: usize,
+        b: usize,
+        f: IntFn,
+        unsigned: bool,
+    },
+}
+
+type IntFn = Box<dyn Fn(i64, i64) -> i64 + Sync + Send>;
+
+/// Rounds an f64 to float type `ty` (one rounding, as the evaluator's `FloatElem::from_f64`).
+fn round_to(ty: PrimitiveType, x: f64) -> f64 {
+    use crate::value::FloatElem;
+    match ty {
+        PrimitiveType::F32 => x as f32 as f64,
+        PrimitiveType::F16 => <half::f16 as FloatElem>::from_f64(x).to_f64(),
+        PrimitiveType::Bf16 => <half::bf16 as FloatElem>::from_f64(x).to_f64(),
+        _ => x,
+    }
+}
+
+fn arith_float(ty: PrimitiveType) -> bool {
+    matches!(
+        ty,
+        PrimitiveType::F16 | PrimitiveType::Bf16 | PrimitiveType::F32 | PrimitiveType::F64
+    )
 }
 
 /// A compiled computation: `ops` in dependency order, each writing its own slot.
 pub struct ScalarProg {
     ops: Vec<Op>,
+    /// Slots of the results (one, or the root tuple's elements) and their types.
+    outs: Vec<usize>,
+    pub out_types: Vec<PrimitiveType>,
     /// The type class of each parameter, in parameter order.
     pub params: Vec<PrimitiveType>,
 }
@@ -135,8 +177,12 @@ impl ScalarProg {
         let mut ops = Vec::with_capacity(order.len());
         let mut tys = Vec::with_capacity(order.len());
         let mut params: Vec<Option<PrimitiveType>> = Vec::new();
+        let root_is_tuple = comp.instructions[comp.root].opcode == Opcode::Tuple;
         for &id in &order {
             let i = &comp.instructions[id];
+            if id == comp.root && root_is_tuple {
+                continue;
+            }
             let ty = scalar_type(&i.shape)?;
             let opnd = |k: usize| -> Option<usize> {
                 let s = slot[*i.operands.get(k)?];
@@ -205,15 +251,64 @@ impl ScalarProg {
                     }
                     Op::Not(a)
                 }
+                op if arity_ok(1) && arith_float(ty) => {
+                    let a = opnd(0)?;
+                    if tys[a] != ty {
+                        return None;
+                    }
+                    Op::FUn {
+                        a,
+                        f: crate::elementwise::unary_float_fn(op)?,
+                        ty,
+                    }
+                }
+                op if arity_ok(2) && arith_float(ty) => {
+                    let (a, b) = (opnd(0)?, opnd(1)?);
+                    if tys[a] != ty || tys[b] != ty {
+                        return None;
+                    }
+                    Op::FBin {
+                        a,
+                        b,
+                        f: crate::elementwise::float_binop(op)?,
+                        ty,
+                    }
+                }
+                op if arity_ok(2)
+                    && matches!(ty.class(), TypeClass::Signed | TypeClass::Unsigned) =>
+                {
+                    let (a, b) = (opnd(0)?, opnd(1)?);
+                    if tys[a] != ty || tys[b] != ty {
+                        return None;
+                    }
+                    let unsigned = ty.class() == TypeClass::Unsigned;
+                    Op::IBin {
+                        a,
+                        b,
+                        f: crate::elementwise::int_binary_fn(op, ty.bit_width(), !unsigned)?,
+                        unsigned,
+                    }
+                }
                 _ => return None,
             };
             slot[id] = ops.len();
             ops.push(op);
             tys.push(ty);
         }
-        if *tys.last()? != PrimitiveType::Pred {
-            return None;
-        }
+        let (outs, out_types): (Vec<usize>, Vec<PrimitiveType>) = if root_is_tuple {
+            let root = &comp.instructions[comp.root];
+            let mut o = Vec::new();
+            for &e in &root.operands {
+                let s = *slot.get(e)?;
+                if s == usize::MAX {
+                    return None;
+                }
+                o.push((s, tys[s]));
+            }
+            o.into_iter().unzip()
+        } else {
+            (vec![ops.len() - 1], vec![*tys.last()?])
+        };
         // Every parameter must be present in the computation's signature.
         let declared = comp.parameter_shapes();
         if params.len() > declared.len() {
@@ -223,40 +318,122 @@ impl ScalarProg {
             .iter()
             .map(scalar_type)
             .collect::<Option<Vec<_>>>()?;
-        Some(ScalarProg { ops, params })
+        Some(ScalarProg {
+            ops,
+            outs,
+            out_types,
+            params,
+        })
     }
 
     pub fn len(&self) -> usize {
         self.ops.len()
     }
 
-    /// Runs the program; `regs` is scratch space (reused between calls). The arguments must have
-    /// the parameters' type classes (checked when the keys are built, see [`svs_of`]).
-    pub fn run_pred(&self, args: &[Sv], regs: &mut Vec<Sv>) -> Result<bool> {
+    /// Runs the program; `regs` is scratch space (reused between calls), the results are read
+    /// with [`ScalarProg::output`]. The arguments must have the parameters' type classes (checked
+    /// when the keys are built, see [`svs_of`]).
+    pub fn run(&self, args: &[Sv], regs: &mut Vec<Sv>) -> Result<()> {
         regs.clear();
         for op in &self.ops {
-            let v = match *op {
+            let v = match op {
                 Op::Param(p) => *args
-                    .get(p)
+                    .get(*p)
                     .ok_or_else(|| crate::invalid(format!("parameter({p}) has no argument")))?,
-                Op::Const(v) => v,
-                Op::Compare { a, b, dir, total } => Sv::P(compare(regs[a], regs[b], dir, total)),
+                Op::Const(v) => *v,
+                Op::Compare { a, b, dir, total } => {
+                    Sv::P(compare(regs[*a], regs[*b], *dir, *total))
+                }
                 Op::Select { p, a, b } => {
-                    if matches!(regs[p], Sv::P(true)) {
-                        regs[a]
+                    if matches!(regs[*p], Sv::P(true)) {
+                        regs[*a]
                     } else {
-                        regs[b]
+                        regs[*b]
                     }
                 }
-                Op::And(a, b) => Sv::P(pred(regs[a]) & pred(regs[b])),
-                Op::Or(a, b) => Sv::P(pred(regs[a]) | pred(regs[b])),
-                Op::Xor(a, b) => Sv::P(pred(regs[a]) ^ pred(regs[b])),
-                Op::Not(a) => Sv::P(!pred(regs[a])),
+                Op::And(a, b) => Sv::P(pred(regs[*a]) & pred(regs[*b])),
+                Op::Or(a, b) => Sv::P(pred(regs[*a]) | pred(regs[*b])),
+                Op::Xor(a, b) => Sv::P(pred(regs[*a]) ^ pred(regs[*b])),
+                Op::Not(a) => Sv::P(!pred(regs[*a])),
+                Op::FUn { a, f, ty } => Sv::F(round_to(*ty, f(float(regs[*a])))),
+                Op::FBin { a, b, f, ty } => {
+                    Sv::F(round_to(*ty, f(float(regs[*a]), float(regs[*b]))))
+                }
+                Op::IBin { a, b, f, unsigned } => {
+                    let r = f(int(regs[*a]), int(regs[*b]));
+                    if *unsigned {
+                        Sv::U(r as u64)
+                    } else {
+                        Sv::S(r)
+                    }
+                }
             };
             regs.push(v);
         }
-        Ok(regs.last().map(|&v| pred(v)).unwrap_or(false))
+        Ok(())
     }
+
+    /// Result `k` of the last [`ScalarProg::run`].
+    pub fn output(&self, regs: &[Sv], k: usize) -> Sv {
+        regs[self.outs[k]]
+    }
+
+    /// Runs a program with one pred result.
+    pub fn run_pred(&self, args: &[Sv], regs: &mut Vec<Sv>) -> Result<bool> {
+        self.run(args, regs)?;
+        Ok(pred(self.output(regs, 0)))
+    }
+}
+
+fn float(v: Sv) -> f64 {
+    match v {
+        Sv::F(x) => x,
+        _ => f64::NAN,
+    }
+}
+
+fn int(v: Sv) -> i64 {
+    match v {
+        Sv::S(x) => x,
+        Sv::U(x) => x as i64,
+        Sv::P(b) => b as i64,
+        Sv::F(x) => x as i64,
+    }
+}
+
+/// Scalars of type `ty` as an array of dimensions `dims`.
+pub fn array_of(ty: PrimitiveType, dims: Vec<usize>, v: &[Sv]) -> Result<Array> {
+    use crate::value::Buffer;
+    let wide = match ty.class() {
+        TypeClass::Float => Array::new(
+            PrimitiveType::F64,
+            dims,
+            Buffer::F64(v.iter().map(|&x| float(x)).collect()),
+        ),
+        TypeClass::Pred => {
+            return Ok(Array::new(
+                ty,
+                dims,
+                Buffer::Pred(v.iter().map(|&x| pred(x)).collect()),
+            ))
+        }
+        TypeClass::Signed => Array::new(
+            PrimitiveType::S64,
+            dims,
+            Buffer::S64(v.iter().map(|&x| int(x)).collect()),
+        ),
+        TypeClass::Unsigned => Array::new(
+            PrimitiveType::U64,
+            dims,
+            Buffer::U64(v.iter().map(|&x| int(x) as u64).collect()),
+        ),
+        _ => {
+            return Err(crate::unsupported(format!(
+                "scalar program result of type {ty}"
+            )))
+        }
+    };
+    crate::convert::convert(&wide, ty)
 }
 
 fn pred(v: Sv) -> bool {

@@ -327,3 +327,61 @@ fn sort_with_jax_canonicalizing_comparator() {
     let Literal::Tuple(t) = r else { panic!() };
     assert_eq!(ints(&t[1]), vec![4, 2, 3, 1, 7, 6, 0, 5]);
 }
+
+#[test]
+fn compiled_reducers_match_the_general_evaluator_bit_for_bit() {
+    // The same variadic reducer (log-add-exp of f16/f32 values with NaN handling, plus an s32
+    // argmax-style index): once as plain scalar ops (compiled to a scalar program), once routed
+    // through a `call` (which the compiler refuses, so the general evaluator runs it).
+    let body = |ty: &str| {
+        format!(
+            "  %a = {ty}[] parameter(0)\n  %i = s32[] parameter(1)\n  %b = {ty}[] parameter(2)\n  %j = s32[] parameter(3)\n  %m = {ty}[] maximum(%a, %b)\n  %da = {ty}[] subtract(%a, %m)\n  %db = {ty}[] subtract(%b, %m)\n  %ea = {ty}[] exponential(%da)\n  %eb = {ty}[] exponential(%db)\n  %s = {ty}[] add(%ea, %eb)\n  %l = {ty}[] log(%s)\n  %r = {ty}[] add(%m, %l)\n  %gt = pred[] compare(%b, %a), direction=GT\n  %k = s32[] select(%gt, %j, %i)\n  %k2 = s32[] multiply(%k, %j)\n  ROOT %t = ({ty}[], s32[]) tuple(%r, %k2)\n"
+        )
+    };
+    for ty in ["f32", "f16", "bf16", "f64"] {
+        let direct = format!(
+            "%red (a: {ty}[], i: s32[], b: {ty}[], j: s32[]) -> ({ty}[], s32[]) {{\n{}}}\n",
+            body(ty)
+        );
+        let inner = format!(
+            "%inner (a: {ty}[], i: s32[], b: {ty}[], j: s32[]) -> ({ty}[], s32[]) {{\n{}}}\n",
+            body(ty)
+        );
+        let via_call = format!(
+            "{inner}\n%red (a: {ty}[], i: s32[], b: {ty}[], j: s32[]) -> ({ty}[], s32[]) {{\n  %a = {ty}[] parameter(0)\n  %i = s32[] parameter(1)\n  %b = {ty}[] parameter(2)\n  %j = s32[] parameter(3)\n  ROOT %c = ({ty}[], s32[]) call(%a, %i, %b, %j), to_apply=%inner\n}}\n"
+        );
+        let entry = format!(
+            "ENTRY %main (x: {ty}[4,6], n: s32[4,6]) -> ({ty}[4], s32[4], {ty}[4,6], s32[4,6]) {{\n  %x = {ty}[4,6] parameter(0)\n  %n = s32[4,6] parameter(1)\n  %z = {ty}[] constant(-inf)\n  %o = s32[] constant(1)\n  %r = ({ty}[4], s32[4]) reduce(%x, %n, %z, %o), dimensions={{1}}, to_apply=%red\n  %r0 = {ty}[4] get-tuple-element(%r), index=0\n  %r1 = s32[4] get-tuple-element(%r), index=1\n  %w = ({ty}[4,6], s32[4,6]) reduce-window(%x, %n, %z, %o), window={{size=1x6 pad=0_0x5_0}}, to_apply=%red\n  %w0 = {ty}[4,6] get-tuple-element(%w), index=0\n  %w1 = s32[4,6] get-tuple-element(%w), index=1\n  ROOT %t = ({ty}[4], s32[4], {ty}[4,6], s32[4,6]) tuple(%r0, %r1, %w0, %w1)\n}}\n"
+        );
+        let mut rng = Rng(11);
+        let xs: Vec<f64> = (0..24)
+            .map(|k| {
+                if k == 5 {
+                    f64::NAN
+                } else {
+                    8.0 * rng.unit() - 4.0
+                }
+            })
+            .collect();
+        let ns: Vec<i64> = (0..24).map(|_| (rng.next() % 7) as i64 - 3).collect();
+        let pty = hlo::PrimitiveType::from_name(ty).unwrap();
+        let x = lit(
+            pty,
+            &[4, 6],
+            &xs.iter().map(|&v| hlo::Scalar::F(v)).collect::<Vec<_>>(),
+        );
+        let args = [x, s32s(&[4, 6], &ns)];
+        let a = eval(&format!("HloModule m\n\n{direct}\n{entry}"), &args).unwrap();
+        let b = eval(&format!("HloModule m\n\n{via_call}\n{entry}"), &args).unwrap();
+        let (la, lb) = (a.leaves(), b.leaves());
+        for (k, (p, q)) in la.iter().zip(&lb).enumerate() {
+            assert_eq!(
+                p.data,
+                q.data,
+                "{ty} leaf {k}: compiled {:?} vs general {:?}",
+                vals(&Literal::Array((*p).clone())),
+                vals(&Literal::Array((*q).clone()))
+            );
+        }
+    }
+}
