@@ -3,41 +3,11 @@
 //! These tests need the project's Python (`.venv` with jax/jaxlib): without it they fail,
 //! unless `HLO_DIFF_SKIP_XLA=1` says to skip them.
 
+mod common;
+use common::*;
+
 use harness::backend::RunOptions;
 use harness::bisect::{bisect, BisectOptions};
-use harness::worker::{default_python, Platform, WorkerBackend, WorkerConfig};
-use hlo::{ArrayLiteral, Literal, PrimitiveType};
-
-fn xla_cpu() -> Option<WorkerBackend> {
-    if std::env::var("HLO_DIFF_SKIP_XLA").as_deref() == Ok("1") {
-        eprintln!("HLO_DIFF_SKIP_XLA=1: skipping a test that needs XLA");
-        return None;
-    }
-    let py = default_python();
-    assert!(
-        py.exists(),
-        "{} is missing: install the worker's venv (see harness/worker/requirements.txt) or set HLO_DIFF_SKIP_XLA=1",
-        py.display()
-    );
-    Some(WorkerBackend::xla_cpu(
-        WorkerConfig::new(Platform::Cpu).with_workers(1),
-    ))
-}
-
-fn f32_scalar(v: f32) -> Literal {
-    Literal::Array(
-        ArrayLiteral::from_bytes(PrimitiveType::F32, vec![], v.to_le_bytes().to_vec()).unwrap(),
-    )
-}
-
-const LOG_EXP: &str = r#"HloModule log_exp
-
-ENTRY main {
-  x = f32[] parameter(0)
-  e = f32[] exponential(x)
-  ROOT l = f32[] log(e)
-}
-"#;
 
 /// algsimp rewrites log(exp(x)) to x: with x = 100, IEEE evaluation overflows to inf while XLA
 /// returns 100. The bisector must name algsimp, and recompiling without it must agree.

@@ -4,13 +4,14 @@
 //! and the StableHLO reference interpreter agree, XLA differs. When a jaxlib upgrade fixes one,
 //! this test fails and the file moves to the fixed list in corpora/regressions/README.md.
 
+mod common;
+
 use std::path::Path;
 use std::process::Command;
 
 #[test]
 fn known_xla_cpu_miscompiles_are_still_found_and_blamed_on_xla() {
-    if std::env::var("HLO_DIFF_SKIP_XLA").as_deref() == Ok("1") {
-        eprintln!("skipping: HLO_DIFF_SKIP_XLA=1");
+    if !common::need_xla() {
         return;
     }
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpora/regressions");
@@ -26,8 +27,13 @@ fn known_xla_cpu_miscompiles_are_still_found_and_blamed_on_xla() {
     assert!(files.len() >= 3, "{files:?}");
     for f in files {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_hlo-diff"));
-        cmd.args(["run", "--json", "--backends", "interp,xla-cpu,stablehlo-ref"])
-            .arg(&f);
+        cmd.args([
+            "run",
+            "--json",
+            "--backends",
+            "interp,xla-cpu,stablehlo-ref",
+        ])
+        .arg(&f);
         let lit = f.with_extension("lit");
         if lit.exists() {
             cmd.arg("--inputs").arg(&lit);

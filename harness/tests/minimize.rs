@@ -4,61 +4,15 @@
 //! The XLA tests need the project's Python (`.venv` with jax/jaxlib): without it they fail,
 //! unless `HLO_DIFF_SKIP_XLA=1` says to skip them.
 
+mod common;
+use common::*;
+
 use harness::backend::Backend;
 use harness::minimize::predicate::Runner;
 use harness::minimize::{self, unused, verify, Case, Options, Reduction};
 use harness::triage::{minimize_case, write_repro, Session};
-use harness::worker::{default_python, Platform, WorkerBackend, WorkerConfig};
 use hlo::{ArrayLiteral, Literal, Opcode, PrimitiveType};
 use std::sync::Arc;
-
-fn xla_cpu() -> Option<WorkerBackend> {
-    if std::env::var("HLO_DIFF_SKIP_XLA").as_deref() == Ok("1") {
-        eprintln!("HLO_DIFF_SKIP_XLA=1: skipping a test that needs XLA");
-        return None;
-    }
-    let py = default_python();
-    assert!(
-        py.exists(),
-        "{} is missing: install the worker's venv (see harness/worker/requirements.txt) or set HLO_DIFF_SKIP_XLA=1",
-        py.display()
-    );
-    Some(WorkerBackend::xla_cpu(
-        WorkerConfig::new(Platform::Cpu).with_workers(1),
-    ))
-}
-
-/// Whether the XLA at hand rewrites log(exp(x)) to x (jaxlib 0.10.2's algsimp does; 0.11.2's
-/// XLA, seen on the GPU box, does not). Tests built on that rewrite say so and stop when not.
-fn xla_rewrites_log_exp() -> bool {
-    use harness::backend::Backend;
-    let b = harness::worker::WorkerBackend::xla_cpu(
-        harness::worker::WorkerConfig::new(harness::worker::Platform::Cpu).with_workers(1),
-    );
-    let text = "HloModule p\n\nENTRY main {\n  x = f32[] parameter(0)\n  e = f32[] exponential(x)\n  ROOT l = f32[] log(e)\n}\n";
-    let x = hlo::Literal::Array(
-        hlo::ArrayLiteral::from_bytes(
-            hlo::PrimitiveType::F32,
-            vec![],
-            100f32.to_le_bytes().to_vec(),
-        )
-        .unwrap(),
-    );
-    match b.run(text, &[x], &Default::default()) {
-        harness::backend::Outcome::Ok(r) => {
-            let v = r.outputs[0].as_array().unwrap().get(0).to_f64();
-            if v.is_finite() {
-                true
-            } else {
-                eprintln!(
-                    "this XLA keeps log(exp(x)) (gives {v}): the test has no mismatch to work on"
-                );
-                false
-            }
-        }
-        o => panic!("xla-cpu cannot run log(exp(x)): {o}"),
-    }
-}
 
 fn f32s(dims: Vec<i64>, v: &[f32]) -> Literal {
     Literal::Array(

@@ -4,8 +4,11 @@
 //!
 //! Needs the project's venv (or `HLO_DIFF_PYTHON`); fails without it unless `HLO_DIFF_SKIP_XLA=1`.
 
+mod common;
+use common::need_xla;
+
 use harness::backend::{Backend, Outcome, RunOptions};
-use harness::worker::{default_python, repo_root, Platform, WorkerBackend, WorkerConfig};
+use harness::worker::{repo_root, Platform, WorkerBackend, WorkerConfig};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -27,15 +30,8 @@ fn corpus_modules() -> Vec<PathBuf> {
 
 #[test]
 fn xla_cpu_outputs_are_bitwise_identical_for_original_and_printed_text() {
-    if !default_python().exists() {
-        if std::env::var("HLO_DIFF_SKIP_XLA").as_deref() == Ok("1") {
-            eprintln!("skipping: no Python at {}", default_python().display());
-            return;
-        }
-        panic!(
-            "no Python at {}: run scripts/setup (HLO_DIFF_SKIP_XLA=1 skips this test)",
-            default_python().display()
-        );
+    if !need_xla() {
+        return;
     }
     let files = corpus_modules();
     assert!(files.len() >= 40, "only {} corpus modules", files.len());

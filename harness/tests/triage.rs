@@ -4,24 +4,27 @@
 //! The XLA tests need the project's Python (`.venv` with jax/jaxlib): without it they fail,
 //! unless `HLO_DIFF_SKIP_XLA=1` says to skip them.
 
-use harness::worker::default_python;
+mod common;
+use common::*;
+
 use hlo::{ArrayLiteral, Literal, PrimitiveType};
 use std::path::Path;
 use std::process::{Command, Output};
 
-fn need_xla() -> bool {
-    if std::env::var("HLO_DIFF_SKIP_XLA").as_deref() == Ok("1") {
-        eprintln!("HLO_DIFF_SKIP_XLA=1: skipping a test that needs XLA");
-        return false;
-    }
-    let py = default_python();
-    assert!(
-        py.exists(),
-        "{} is missing: install the worker's venv (see harness/worker/requirements.txt) or set HLO_DIFF_SKIP_XLA=1",
-        py.display()
-    );
-    true
+const LOG_EXP_VEC: &str = r#"HloModule log_exp
+
+ENTRY main {
+  x = f32[3] parameter(0)
+  one = f32[] constant(1)
+  ones = f32[3] broadcast(one), dimensions={}
+  y = f32[3] multiply(x, ones)
+  e = f32[3] exponential(y)
+  l = f32[3] log(e)
+  n = f32[3] negate(x)
+  ROOT t = (f32[3], f32[3]) tuple(l, n)
 }
+"#;
+
 
 fn hlo_diff(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_hlo-diff"))
@@ -39,56 +42,10 @@ fn text(o: &Output) -> String {
     )
 }
 
-/// Whether the XLA at hand rewrites log(exp(x)) to x (jaxlib 0.10.2's algsimp does; 0.11.2's
-/// XLA, seen on the GPU box, does not). Tests built on that rewrite say so and stop when not.
-fn xla_rewrites_log_exp() -> bool {
-    use harness::backend::Backend;
-    let b = harness::worker::WorkerBackend::xla_cpu(
-        harness::worker::WorkerConfig::new(harness::worker::Platform::Cpu).with_workers(1),
-    );
-    let text = "HloModule p\n\nENTRY main {\n  x = f32[] parameter(0)\n  e = f32[] exponential(x)\n  ROOT l = f32[] log(e)\n}\n";
-    let x = hlo::Literal::Array(
-        hlo::ArrayLiteral::from_bytes(
-            hlo::PrimitiveType::F32,
-            vec![],
-            100f32.to_le_bytes().to_vec(),
-        )
-        .unwrap(),
-    );
-    match b.run(text, &[x], &Default::default()) {
-        harness::backend::Outcome::Ok(r) => {
-            let v = r.outputs[0].as_array().unwrap().get(0).to_f64();
-            if v.is_finite() {
-                true
-            } else {
-                eprintln!(
-                    "this XLA keeps log(exp(x)) (gives {v}): the test has no mismatch to work on"
-                );
-                false
-            }
-        }
-        o => panic!("xla-cpu cannot run log(exp(x)): {o}"),
-    }
-}
-
-const LOG_EXP: &str = r#"HloModule log_exp
-
-ENTRY main {
-  x = f32[3] parameter(0)
-  one = f32[] constant(1)
-  ones = f32[3] broadcast(one), dimensions={}
-  y = f32[3] multiply(x, ones)
-  e = f32[3] exponential(y)
-  l = f32[3] log(e)
-  n = f32[3] negate(x)
-  ROOT t = (f32[3], f32[3]) tuple(l, n)
-}
-"#;
-
 /// Writes the module and `x = {100, 1, -3}` as text inputs; returns (module, inputs) paths.
 fn write_case(dir: &Path) -> (String, String) {
     let m = dir.join("log_exp.hlo");
-    std::fs::write(&m, LOG_EXP).unwrap();
+    std::fs::write(&m, LOG_EXP_VEC).unwrap();
     let ins = dir.join("inputs.txt");
     std::fs::write(&ins, "f32[3]\t{100, 1, -3}\n").unwrap();
     (m.display().to_string(), ins.display().to_string())
@@ -178,7 +135,7 @@ fn minimize_takes_a_finding_directory() {
     let d = tempfile::tempdir().unwrap();
     let f = d.path().join("mismatch-xla-cpu-0123");
     std::fs::create_dir_all(&f).unwrap();
-    std::fs::write(f.join("module.hlo"), LOG_EXP).unwrap();
+    std::fs::write(f.join("module.hlo"), LOG_EXP_VEC).unwrap();
     let x = Literal::Array(
         ArrayLiteral::from_bytes(
             PrimitiveType::F32,
