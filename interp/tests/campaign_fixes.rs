@@ -1,0 +1,198 @@
+//! Oracle fixes for findings of `hlo-diff fuzz` campaigns labelled `oracle` (the StableHLO
+//! reference interpreter sided with XLA CPU against ours). Each case runs a small module on the
+//! interpreter and on XLA CPU with the same inputs; results must agree within a tight tolerance
+//! (NaN equals NaN, infinities exactly).
+
+mod common;
+use common::*;
+use hlo::{Literal, PrimitiveType, Scalar};
+
+const INF: f64 = f64::INFINITY;
+const NAN: f64 = f64::NAN;
+
+/// Special and large complex values: the cases where textbook formulas give inf/inf = NaN and
+/// XLA's give limits (tanh of a large real part is +-1 + 0i, sqrt of an infinite part is inf).
+fn special() -> Vec<(f64, f64)> {
+    vec![
+        (1.0, 1.0),
+        (20.0, 1.0),
+        (-20.0, 1.0),
+        (400.0, 3.0),
+        (-400.0, -3.0),
+        (1e30, 1e30),
+        (INF, 1.0),
+        (-INF, 1.0),
+        (1.0, INF),
+        (0.0, INF),
+        (INF, INF),
+        (1e20, 1.0),
+        (0.0, -0.0),
+        (-0.0, 0.0),
+        (NAN, 0.0),
+        (0.0, NAN),
+        (-3.0, 0.0),
+        (-3.0, -0.0),
+        (0.5, -2.0),
+        (-INF, -INF),
+        (1.0, 1e30),
+    ]
+}
+
+fn cplx(ty: PrimitiveType, v: &[(f64, f64)]) -> Literal {
+    let s: Vec<Scalar> = v.iter().map(|&(r, i)| Scalar::C(r, i)).collect();
+    lit(ty, &[v.len() as i64], &s)
+}
+
+fn unary_module(op: &str, ty: &str, n: usize) -> String {
+    format!("HloModule m\n\nENTRY %main (a: {ty}[{n}]) -> {ty}[{n}] {{\n  %a = {ty}[{n}] parameter(0)\n  ROOT %r = {ty}[{n}] {op}(%a)\n}}\n")
+}
+
+fn binary_module(op: &str, ty: &str, n: usize) -> String {
+    format!("HloModule m\n\nENTRY %main (a: {ty}[{n}], b: {ty}[{n}]) -> {ty}[{n}] {{\n  %a = {ty}[{n}] parameter(0)\n  %b = {ty}[{n}] parameter(1)\n  ROOT %r = {ty}[{n}] {op}(%a, %b)\n}}\n")
+}
+
+/// Runs every case on the interpreter (which must succeed) and, unless XLA is skipped, on XLA
+/// CPU, and asserts agreement within `rtol` (plus an absolute 1e-30 for values XLA flushes).
+fn check(cases: Vec<(String, String, Vec<Literal>, f64)>) {
+    let ours: Vec<Literal> = cases
+        .iter()
+        .map(|(what, text, args, _)| eval(text, args).unwrap_or_else(|e| panic!("{what}: {e}")))
+        .collect();
+    if skip_xla() {
+        return;
+    }
+    let jobs: Vec<(String, Vec<Literal>)> = cases
+        .iter()
+        .map(|(_, t, a, _)| (t.clone(), a.clone()))
+        .collect();
+    let xla = run_xla(&jobs);
+    let mut failures = Vec::new();
+    for (((what, _, _, rtol), o), x) in cases.iter().zip(&ours).zip(&xla) {
+        let x = x
+            .as_ref()
+            .unwrap_or_else(|e| panic!("{what}: XLA failed: {e}"));
+        let leaves = o.leaves();
+        assert_eq!(leaves.len(), x.len(), "{what}: leaf count");
+        for (k, (a, b)) in leaves.iter().zip(x).enumerate() {
+            if let Err(e) = compare(a, b, 1e-30, *rtol) {
+                failures.push(format!("{what}, leaf {k}: {e}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn complex_unary_special_values_agree_with_xla_cpu() {
+    let v = special();
+    let mut cases = Vec::new();
+    for (ty, pt, rtol) in [
+        ("c64", PrimitiveType::C64, 1e-5),
+        ("c128", PrimitiveType::C128, 1e-12),
+    ] {
+        for op in ["tanh", "tan", "logistic", "sqrt", "rsqrt", "sign", "abs"] {
+            let text = if op == "abs" {
+                let r = if ty == "c64" { "f32" } else { "f64" };
+                format!("HloModule m\n\nENTRY %main (a: {ty}[{n}]) -> {r}[{n}] {{\n  %a = {ty}[{n}] parameter(0)\n  ROOT %r = {r}[{n}] abs(%a)\n}}\n", n = v.len())
+            } else {
+                unary_module(op, ty, v.len())
+            };
+            cases.push((format!("{op} on {ty}"), text, vec![cplx(pt, &v)], rtol));
+        }
+    }
+    check(cases);
+}
+
+#[test]
+fn complex_tanh_of_large_real_part_is_plus_minus_one() {
+    let t = unary_module("tanh", "c128", 3);
+    let out = eval(
+        &t,
+        &[cplx(
+            PrimitiveType::C128,
+            &[(400.0, 3.0), (-INF, 1.0), (1.0, INF)],
+        )],
+    )
+    .unwrap();
+    let a = out.as_array().unwrap();
+    assert_eq!(a.get(0), Scalar::C(1.0, -0.0));
+    assert_eq!(a.get(1), Scalar::C(-1.0, 0.0));
+    match a.get(2) {
+        Scalar::C(r, i) => assert!(r.is_nan() && i.is_nan(), "tanh(1 + inf i) is NaN in XLA"),
+        s => panic!("{s:?}"),
+    }
+}
+
+#[test]
+fn complex_atan2_and_divide_agree_with_xla_cpu() {
+    let y = vec![
+        (1.0, 1.0),
+        (1.0, 0.0),
+        (0.0, 0.0),
+        (0.0, 1.0),
+        (INF, 0.0),
+        (1.0, 2.0),
+        (-1.0, 0.5),
+        (0.0, -0.0),
+        (NAN, 0.0),
+        (-0.3, 0.7),
+    ];
+    let x = vec![
+        (1.0, 0.0),
+        (0.0, 0.0),
+        (1.0, 0.0),
+        (1.0, 1.0),
+        (1.0, 0.0),
+        (0.0, 1.0),
+        (-2.0, -1.0),
+        (-1.0, 0.0),
+        (1.0, 0.0),
+        (0.2, -0.1),
+    ];
+    let dy = vec![
+        (1.0, 1.0),
+        (1.0, 0.0),
+        (INF, 1.0),
+        (1.0, INF),
+        (INF, INF),
+        (1.0, 0.0),
+        (0.0, 0.0),
+        (1e300, 1e300),
+        (NAN, 1.0),
+        (1.0, 0.0),
+        (0.0, 0.0),
+    ];
+    let dx = vec![
+        (INF, -INF),
+        (INF, 0.0),
+        (2.0, 1.0),
+        (1.0, 1.0),
+        (1.0, 1.0),
+        (0.0, 0.0),
+        (0.0, 0.0),
+        (1e300, 1e300),
+        (1.0, 0.0),
+        (0.0, -0.0),
+        (0.0, -0.0),
+    ];
+    let mut cases = Vec::new();
+    for (ty, pt, rtol) in [
+        ("c64", PrimitiveType::C64, 1e-5),
+        ("c128", PrimitiveType::C128, 1e-12),
+    ] {
+        // 1e200 and 1e300 overflow c64's parts to inf; that is still a valid case.
+        cases.push((
+            format!("atan2 on {ty}"),
+            binary_module("atan2", ty, y.len()),
+            vec![cplx(pt, &y), cplx(pt, &x)],
+            rtol,
+        ));
+        cases.push((
+            format!("divide on {ty}"),
+            binary_module("divide", ty, dy.len()),
+            vec![cplx(pt, &dy), cplx(pt, &dx)],
+            rtol,
+        ));
+    }
+    check(cases);
+}
