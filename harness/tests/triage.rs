@@ -25,7 +25,6 @@ ENTRY main {
 }
 "#;
 
-
 fn hlo_diff(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_hlo-diff"))
         .args(args)

@@ -292,7 +292,10 @@ impl Computation {
 
     /// Parameter shapes ordered by parameter number.
     pub fn parameter_shapes(&self) -> Vec<Shape> {
-        self.parameters().into_iter().map(|(_, i)| i.shape.clone()).collect()
+        self.parameters()
+            .into_iter()
+            .map(|(_, i)| i.shape.clone())
+            .collect()
     }
 
     pub fn find(&self, name: &str) -> Option<InstrId> {

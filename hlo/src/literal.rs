@@ -130,7 +130,10 @@ impl ArrayLiteral {
     }
 
     pub fn len(&self) -> usize {
-        self.data.len().checked_div(self.ty.byte_size()).unwrap_or(0)
+        self.data
+            .len()
+            .checked_div(self.ty.byte_size())
+            .unwrap_or(0)
     }
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -192,13 +195,21 @@ pub fn decode(ty: PrimitiveType, b: &[u8]) -> Scalar {
         S1 | S2 | S4 | S8 | S16 | S32 | S64 => {
             let bits = ty.bit_width();
             let raw = le(ty.byte_size());
-            let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+            let mask = if bits == 64 {
+                u64::MAX
+            } else {
+                (1u64 << bits) - 1
+            };
             Scalar::S(sign_extend(raw & mask, bits))
         }
         U1 | U2 | U4 | U8 | U16 | U32 | U64 => {
             let bits = ty.bit_width();
             let raw = le(ty.byte_size());
-            let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+            let mask = if bits == 64 {
+                u64::MAX
+            } else {
+                (1u64 << bits) - 1
+            };
             Scalar::U(raw & mask)
         }
         F16 => Scalar::F(f16::from_bits(le(2) as u16).to_f64()),
@@ -318,7 +329,9 @@ impl Literal {
     pub fn zeros(shape: &Shape) -> Result<Literal, LiteralError> {
         Ok(match shape {
             Shape::Array(a) => Literal::Array(ArrayLiteral::zeros(a.ty, a.dims.clone())?),
-            Shape::Tuple(t) => Literal::Tuple(t.iter().map(Literal::zeros).collect::<Result<_, _>>()?),
+            Shape::Tuple(t) => {
+                Literal::Tuple(t.iter().map(Literal::zeros).collect::<Result<_, _>>()?)
+            }
             Shape::Token => Literal::Token,
             Shape::Opaque => return Err(LiteralError::NotArrayType(PrimitiveType::Opaque)),
         })
@@ -355,7 +368,10 @@ impl Literal {
     }
 
     /// Rebuilds a tuple tree of `shape` from flattened leaves (the inverse of [`Literal::leaves`]).
-    pub fn from_leaves(shape: &Shape, leaves: &mut impl Iterator<Item = ArrayLiteral>) -> Option<Literal> {
+    pub fn from_leaves(
+        shape: &Shape,
+        leaves: &mut impl Iterator<Item = ArrayLiteral>,
+    ) -> Option<Literal> {
         Some(match shape {
             Shape::Array(_) => Literal::Array(leaves.next()?),
             Shape::Tuple(t) => Literal::Tuple(

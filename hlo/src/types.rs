@@ -57,9 +57,36 @@ use PrimitiveType::*;
 impl PrimitiveType {
     /// Every array element type, in the order of xla_data.proto's families.
     pub const ALL_ARRAY: [PrimitiveType; 30] = [
-        Pred, S1, S2, S4, S8, S16, S32, S64, U1, U2, U4, U8, U16, U32, U64, F16, Bf16, F32, F64,
-        F8E5M2, F8E4M3, F8E4M3FN, F8E4M3B11FNUZ, F8E3M4, F8E5M2FNUZ, F8E4M3FNUZ, F8E8M0FNU,
-        F4E2M1FN, C64, C128,
+        Pred,
+        S1,
+        S2,
+        S4,
+        S8,
+        S16,
+        S32,
+        S64,
+        U1,
+        U2,
+        U4,
+        U8,
+        U16,
+        U32,
+        U64,
+        F16,
+        Bf16,
+        F32,
+        F64,
+        F8E5M2,
+        F8E4M3,
+        F8E4M3FN,
+        F8E4M3B11FNUZ,
+        F8E3M4,
+        F8E5M2FNUZ,
+        F8E4M3FNUZ,
+        F8E8M0FNU,
+        F4E2M1FN,
+        C64,
+        C128,
     ];
 
     /// The name HLO text uses (`f32`, `bf16`, `f8e4m3fn`, ...).
@@ -236,7 +263,11 @@ mod tests {
 
     #[test]
     fn names_round_trip_for_every_type() {
-        for t in PrimitiveType::ALL_ARRAY.iter().copied().chain([Token, Opaque]) {
+        for t in PrimitiveType::ALL_ARRAY
+            .iter()
+            .copied()
+            .chain([Token, Opaque])
+        {
             assert_eq!(PrimitiveType::from_name(t.name()), Some(t));
         }
         assert_eq!(PrimitiveType::from_name("f33"), None);

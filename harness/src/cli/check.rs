@@ -37,7 +37,8 @@ pub fn collect_hlo_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Failure> {
     let mut out = Vec::new();
     for p in paths {
         if p.is_dir() {
-            let index = hlo::dump::read_dump_dir(p).map_err(|e| Failure::bad_input(e.to_string()))?;
+            let index =
+                hlo::dump::read_dump_dir(p).map_err(|e| Failure::bad_input(e.to_string()))?;
             let names: Vec<&str> = index.files.iter().map(|f| f.path.as_str()).collect();
             let kinds = classify_paths(&names);
             for f in &kinds.files {
@@ -48,7 +49,10 @@ pub fn collect_hlo_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Failure> {
         } else if p.exists() {
             out.push(p.clone());
         } else {
-            return Err(Failure::bad_input(format!("{}: no such file or directory", p.display())));
+            return Err(Failure::bad_input(format!(
+                "{}: no such file or directory",
+                p.display()
+            )));
         }
     }
     Ok(out)
@@ -63,8 +67,8 @@ pub fn check_file(path: &Path) -> Result<String, CheckFailure> {
         message,
     };
     let bytes = std::fs::read(path).map_err(|e| fail("read", e.to_string()))?;
-    let module = hlo::parse::parse_module_bytes(&bytes)
-        .map_err(|e| fail("parse", format!("{file}:{e}")))?;
+    let module =
+        hlo::parse::parse_module_bytes(&bytes).map_err(|e| fail("parse", format!("{file}:{e}")))?;
     hlo::verify::verify_module(&module).map_err(|e| fail("verify", format!("{file}: {e}")))?;
     let printed = hlo::print::module_to_string(&module);
     let reparsed = hlo::parse::parse_module(&printed).map_err(|e| {

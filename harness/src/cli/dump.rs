@@ -10,8 +10,8 @@ pub struct Args {
 }
 
 pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
-    let index = hlo::dump::read_dump_dir(&args.dir)
-        .map_err(|e| Failure::bad_input(e.to_string()))?;
+    let index =
+        hlo::dump::read_dump_dir(&args.dir).map_err(|e| Failure::bad_input(e.to_string()))?;
     if global.json {
         let value = serde_json::to_value(&index)
             .map_err(|e| Failure::bad_input(format!("cannot serialize the dump index: {e}")))?;

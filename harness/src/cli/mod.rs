@@ -5,13 +5,13 @@
 //! Exit codes (the brief's contract): 0 nothing wrong found, 1 a bug was found, 2 bad input or
 //! usage, 3 infrastructure missing.
 
+pub mod bisect;
 pub mod check;
 pub mod dump;
 pub mod fuzz;
-pub mod run;
 pub mod gen;
-pub mod bisect;
 pub mod minimize;
+pub mod run;
 pub mod triage;
 
 use clap::{Parser, Subcommand};
@@ -132,4 +132,3 @@ pub fn finish(result: Result<Exit, Failure>) -> std::process::ExitCode {
         }
     }
 }
-
