@@ -124,210 +124,254 @@ pub(crate) fn unary_float_fn(op: Opcode) -> Option<fn(f64) -> f64> {
 /// Complex functions with XLA CPU's formulas and special cases (its elemental IR emitter), computed
 /// on Complex64: where a textbook formula overflows to inf/inf = NaN, XLA's gives the limit, and
 /// where XLA's own formula yields NaN (e.g. `tanh(x + inf i)`), so does this one.
-pub(crate) mod xla_complex {
-    use num_complex::Complex64 as C;
+/// Complex functions with XLA CPU's formulas and special cases (its elemental IR emitter),
+/// computed in the component type (f32 for c64, f64 for c128) so that overflow happens where
+/// XLA's does: where a textbook formula overflows to inf/inf = NaN, XLA's gives the limit, and
+/// where XLA's own formula yields NaN (e.g. `tanh(x + inf i)`), so does this one.
+macro_rules! xla_complex_fns {
+    ($m:ident, $f:ty) => {
+        pub(crate) mod $m {
+            type F = $f;
+            type C = num_complex::Complex<F>;
 
-    fn c(re: f64, im: f64) -> C {
-        C::new(re, im)
-    }
+            fn c(re: F, im: F) -> C {
+                C::new(re, im)
+            }
 
-    /// (min, max, 1 + (min/max)^2) of |re|, |im|, NaN-propagating like XLA's max/min.
-    fn abs_parts(z: C) -> (f64, f64, f64) {
-        let (x, y) = (z.re.abs(), z.im.abs());
-        let (mx, mn) = if x.is_nan() || y.is_nan() {
-            (f64::NAN, f64::NAN)
-        } else {
-            (x.max(y), x.min(y))
-        };
-        let d = mn / mx;
-        (mn, mx, 1.0 + d * d)
-    }
-
-    /// |z| = max * sqrt(1 + (min/max)^2); where that is NaN ((0,0), (inf,inf), NaN parts), min.
-    pub fn abs(z: C) -> f64 {
-        let (mn, mx, s) = abs_parts(z);
-        let r = mx * s.sqrt();
-        if r.is_nan() {
-            mn
-        } else {
-            r
-        }
-    }
-
-    pub fn mul(a: C, b: C) -> C {
-        c(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re)
-    }
-
-    /// Smith's division with XLA's fix-ups when the quotient is (NaN, NaN): zero denominator,
-    /// infinite numerator over a finite denominator, finite numerator over an infinite one.
-    pub fn div(a: C, b: C) -> C {
-        let (ar, ai, br, bi) = (a.re, a.im, b.re, b.im);
-        let rb = br / bi;
-        let db = bi + rb * br;
-        let ib = bi / br;
-        let dr = br + ib * bi;
-        let (cr, ci) = if br.abs() < bi.abs() {
-            ((rb * ar + ai) / db, (rb * ai - ar) / db)
-        } else {
-            ((ib * ai + ar) / dr, (ai - ib * ar) / dr)
-        };
-        if !(cr.is_nan() && ci.is_nan()) {
-            return c(cr, ci);
-        }
-        let inf = f64::INFINITY;
-        if br == 0.0 && bi == 0.0 && (!ar.is_nan() || !ai.is_nan()) {
-            let s = inf.copysign(br);
-            return c(s * ar, s * ai);
-        }
-        let a_fin = ar.abs() != inf && ai.abs() != inf && !ar.is_nan() && !ai.is_nan();
-        let b_fin = br.abs() != inf && bi.abs() != inf && !br.is_nan() && !bi.is_nan();
-        if (ar.abs() == inf || ai.abs() == inf) && b_fin {
-            let sr = (if ar.abs() == inf { 1.0f64 } else { 0.0 }).copysign(ar);
-            let si = (if ai.abs() == inf { 1.0f64 } else { 0.0 }).copysign(ai);
-            return c(inf * (sr * br + si * bi), inf * (si * br - sr * bi));
-        }
-        if (br.abs() == inf || bi.abs() == inf) && a_fin {
-            let sr = (if br.abs() == inf { 1.0f64 } else { 0.0 }).copysign(br);
-            let si = (if bi.abs() == inf { 1.0f64 } else { 0.0 }).copysign(bi);
-            return c(0.0 * (ar * sr + ai * si), 0.0 * (ai * sr - ar * si));
-        }
-        c(cr, ci)
-    }
-
-    /// log z = ln|z| + i atan2(im, re).
-    pub fn log(z: C) -> C {
-        c(abs(z).ln(), z.im.atan2(z.re))
-    }
-
-    /// sqrt z with XLA's zero/inf/NaN cases; finite values by the half-angle formulas
-    /// (t = sqrt((|a| + |z|) / 2); the other part |b| / 2t), which give an exact zero real part
-    /// on the negative real axis as XLA does.
-    pub fn sqrt(z: C) -> C {
-        let (a, b) = (z.re, z.im);
-        let r = abs(z);
-        if r == 0.0 {
-            return c(0.0, 0.0);
-        }
-        let inf = f64::INFINITY;
-        if b.abs() == inf {
-            return c(inf, b);
-        }
-        if a == inf {
-            return c(
-                inf,
-                if b.is_nan() {
-                    f64::NAN
+            /// (min, max, 1 + (min/max)^2) of |re|, |im|, NaN-propagating like XLA's max/min.
+            fn abs_parts(z: C) -> (F, F, F) {
+                let (x, y) = (z.re.abs(), z.im.abs());
+                let (mx, mn) = if x.is_nan() || y.is_nan() {
+                    (F::NAN, F::NAN)
                 } else {
-                    0.0f64.copysign(b)
-                },
-            );
-        }
-        if a == -inf {
-            return c(if b.is_nan() { f64::NAN } else { 0.0 }, inf.copysign(b));
-        }
-        if r.is_nan() || a.is_nan() || b.is_nan() {
-            return c(f64::NAN, f64::NAN);
-        }
-        let t = (0.5 * a.abs() + 0.5 * r).sqrt();
-        let o = b.abs() / (2.0 * t);
-        if a >= 0.0 {
-            c(t, b / (2.0 * t))
-        } else {
-            // XLA: a zero imaginary part counts as non-negative whatever its sign.
-            c(o, if b >= 0.0 { t } else { -t })
-        }
-    }
+                    (x.max(y), x.min(y))
+                };
+                let d = mn / mx;
+                (mn, mx, 1.0 + d * d)
+            }
 
-    /// rsqrt with the angle atan2(im, re) rounded to f32 first: what XLA computes for c64.
-    pub fn rsqrt_c64(z: C) -> C {
-        let t = ((z.im as f32).atan2(z.re as f32) * -0.5f32) as f64;
-        rsqrt_at(z, t)
-    }
+            /// |z| = max * sqrt(1 + (min/max)^2); where that is NaN ((0,0), (inf,inf), NaN parts), min.
+            pub fn abs(z: C) -> F {
+                let (mn, mx, s) = abs_parts(z);
+                let r = mx * s.sqrt();
+                if r.is_nan() {
+                    mn
+                } else {
+                    r
+                }
+            }
 
-    /// rsqrt z = |z|^-1/2 (cos(-t/2) + i sin(-t/2)), with XLA's zero/inf/NaN cases.
-    pub fn rsqrt(z: C) -> C {
-        rsqrt_at(z, z.im.atan2(z.re) * -0.5)
-    }
+            /// The product as XLA CPU's code computes it: each part contracted into one fused
+            /// multiply-add (`fma(a.re, b.re, -(a.im * b.im))`), which matters when a product overflows.
+            pub fn mul(a: C, b: C) -> C {
+                c(
+                    a.re.mul_add(b.re, -(a.im * b.im)),
+                    a.re.mul_add(b.im, a.im * b.re),
+                )
+            }
 
-    fn rsqrt_at(z: C, t: f64) -> C {
-        let (a, b) = (z.re, z.im);
-        let (mn, mx, s) = abs_parts(z);
-        let r0 = (1.0 / mx.sqrt()) * (1.0 / s.sqrt().sqrt());
-        let r = if r0.is_nan() { 1.0 / mn.sqrt() } else { r0 };
-        let (sin, cos) = t.sin_cos();
-        let inf = f64::INFINITY;
-        if a == 0.0 && b == 0.0 {
-            return c(inf, f64::NAN);
+            /// Smith's division with XLA's fix-ups when the quotient is (NaN, NaN): zero denominator,
+            /// infinite numerator over a finite denominator, finite numerator over an infinite one.
+            pub fn div(a: C, b: C) -> C {
+                let (ar, ai, br, bi) = (a.re, a.im, b.re, b.im);
+                let rb = br / bi;
+                let db = bi + rb * br;
+                let ib = bi / br;
+                let dr = br + ib * bi;
+                let (cr, ci) = if br.abs() < bi.abs() {
+                    ((rb * ar + ai) / db, (rb * ai - ar) / db)
+                } else {
+                    ((ib * ai + ar) / dr, (ai - ib * ar) / dr)
+                };
+                if !(cr.is_nan() && ci.is_nan()) {
+                    return c(cr, ci);
+                }
+                let inf = F::INFINITY;
+                if br == 0.0 && bi == 0.0 && (!ar.is_nan() || !ai.is_nan()) {
+                    let s = inf.copysign(br);
+                    return c(s * ar, s * ai);
+                }
+                let a_fin = ar.abs() != inf && ai.abs() != inf && !ar.is_nan() && !ai.is_nan();
+                let b_fin = br.abs() != inf && bi.abs() != inf && !br.is_nan() && !bi.is_nan();
+                if (ar.abs() == inf || ai.abs() == inf) && b_fin {
+                    let sr = (if ar.abs() == inf { (1.0 as F) } else { 0.0 }).copysign(ar);
+                    let si = (if ai.abs() == inf { (1.0 as F) } else { 0.0 }).copysign(ai);
+                    return c(inf * (sr * br + si * bi), inf * (si * br - sr * bi));
+                }
+                if (br.abs() == inf || bi.abs() == inf) && a_fin {
+                    let sr = (if br.abs() == inf { (1.0 as F) } else { 0.0 }).copysign(br);
+                    let si = (if bi.abs() == inf { (1.0 as F) } else { 0.0 }).copysign(bi);
+                    return c(0.0 * (ar * sr + ai * si), 0.0 * (ai * sr - ar * si));
+                }
+                c(cr, ci)
+            }
+
+            /// log z = ln|z| + i atan2(im, re).
+            pub fn log(z: C) -> C {
+                c(abs(z).ln(), z.im.atan2(z.re))
+            }
+
+            /// sqrt z with XLA's zero/inf/NaN cases; finite values by the half-angle formulas
+            /// (t = sqrt((|a| + |z|) / 2); the other part |b| / 2t), which give an exact zero real part
+            /// on the negative real axis as XLA does.
+            pub fn sqrt(z: C) -> C {
+                let (a, b) = (z.re, z.im);
+                let r = abs(z);
+                if r == 0.0 {
+                    return c(0.0, 0.0);
+                }
+                let inf = F::INFINITY;
+                if a.is_nan() || b.is_nan() {
+                    return c(F::NAN, F::NAN);
+                }
+                if b.abs() == inf {
+                    return c(inf, b);
+                }
+                if a == inf {
+                    return c(
+                        inf,
+                        if b.is_nan() {
+                            F::NAN
+                        } else {
+                            (0.0 as F).copysign(b)
+                        },
+                    );
+                }
+                if a == -inf {
+                    return c(if b.is_nan() { F::NAN } else { 0.0 }, inf.copysign(b));
+                }
+                if r.is_nan() || a.is_nan() || b.is_nan() {
+                    return c(F::NAN, F::NAN);
+                }
+                if r == F::INFINITY {
+                    // |z| overflows although both parts are finite: sqrt(z) = 2 sqrt(z / 4).
+                    let h = sqrt(c(a * 0.25, b * 0.25));
+                    return c(h.re * 2.0, h.im * 2.0);
+                }
+                let t = (0.5 * a.abs() + 0.5 * r).sqrt();
+                let o = b.abs() / (2.0 * t);
+                if a >= 0.0 {
+                    c(t, b / (2.0 * t))
+                } else {
+                    // XLA: a zero imaginary part counts as non-negative whatever its sign.
+                    c(o, if b >= 0.0 { t } else { -t })
+                }
+            }
+
+            /// rsqrt z = |z|^-1/2 (cos(-t/2) + i sin(-t/2)), with XLA's zero/inf/NaN cases.
+            pub fn rsqrt(z: C) -> C {
+                rsqrt_at(z, z.im.atan2(z.re) * -0.5)
+            }
+
+            fn rsqrt_at(z: C, t: F) -> C {
+                let (a, b) = (z.re, z.im);
+                let (mn, mx, s) = abs_parts(z);
+                let r0 = (1.0 / mx.sqrt()) * (1.0 / s.sqrt().sqrt());
+                let r = if r0.is_nan() { 1.0 / mn.sqrt() } else { r0 };
+                let (sin, cos) = t.sin_cos();
+                let inf = F::INFINITY;
+                if a == 0.0 && b == 0.0 {
+                    return c(inf, F::NAN);
+                }
+                if (b.abs() == inf && a.is_nan()) || a.abs() == inf {
+                    return c((0.0 as F).copysign(a), -((0.0 as F).copysign(b)));
+                }
+                c(r * cos, r * sin)
+            }
+
+            /// tanh(a + bi) = (e^2a - e^-2a + 4i cos b sin b) / (e^2a + e^-2a - 2 + 4 cos^2 b), with the
+            /// limit +-1 when the exponentials overflow and XLA's NaN / signed-zero cases.
+            pub fn tanh(z: C) -> C {
+                let (a, b) = (z.re, z.im);
+                let e1 = (2.0 * a).exp_m1();
+                let e2 = (-2.0 * a).exp_m1();
+                let (sin_b, cos_b) = b.sin_cos();
+                let imag_num = 4.0 * (cos_b * sin_b);
+                let a2 = a * a;
+                let sum_m2 = if a2 < 1e-8 { a2 } else { e1 + e2 };
+                let denom = sum_m2 + cos_b * cos_b * 4.0;
+                let mut re = if sum_m2 == F::INFINITY {
+                    (1.0 as F).copysign(a)
+                } else {
+                    (e1 - e2) / denom
+                };
+                let mut im = imag_num / denom;
+                let a_inf = a.abs() == F::INFINITY;
+                if imag_num.is_nan() && !a_inf {
+                    re = F::NAN;
+                }
+                if b == 0.0 || (a_inf && imag_num.is_nan()) {
+                    im = 0.0;
+                }
+                c(re, im)
+            }
+
+            /// tan z = -i tanh(i z).
+            pub fn tan(z: C) -> C {
+                let t = tanh(c(-z.im, z.re));
+                c(t.im, -t.re)
+            }
+
+            /// e^z = e^re (cos im + i sin im).
+            pub fn exp(z: C) -> C {
+                let e = z.re.exp();
+                let (s, co) = z.im.sin_cos();
+                c(e * co, e * s)
+            }
+
+            /// logistic z = 1 / (1 + e^-z), the quotient with XLA's division.
+            pub fn logistic(z: C) -> C {
+                let e = exp(-z);
+                div(c(1.0, 0.0), c(1.0 + e.re, e.im))
+            }
+
+            /// sign z = z / |z| (z itself when |z| is zero).
+            pub fn sign(z: C) -> C {
+                let n = abs(z);
+                if n == 0.0 {
+                    z
+                } else {
+                    c(z.re / n, z.im / n)
+                }
+            }
+
+            /// atan2(y, x) = -i log((x + i y) / sqrt(x^2 + y^2)), each step with XLA's formulas.
+            pub fn atan2(y: C, x: C) -> C {
+                let s = sqrt(mul(x, x) + mul(y, y));
+                let num = c(x.re - y.im, x.im + y.re);
+                let l = log(div(num, s));
+                c(l.im, -l.re)
+            }
         }
-        if (b.abs() == inf && a.is_nan()) || a.abs() == inf {
-            return c(0.0f64.copysign(a), -(0.0f64.copysign(b)));
-        }
-        c(r * cos, r * sin)
-    }
+    };
+}
+xla_complex_fns!(xla_complex, f64);
+xla_complex_fns!(xla_complex32, f32);
 
-    /// tanh(a + bi) = (e^2a - e^-2a + 4i cos b sin b) / (e^2a + e^-2a - 2 + 4 cos^2 b), with the
-    /// limit +-1 when the exponentials overflow and XLA's NaN / signed-zero cases.
-    pub fn tanh(z: C) -> C {
-        let (a, b) = (z.re, z.im);
-        let e1 = (2.0 * a).exp_m1();
-        let e2 = (-2.0 * a).exp_m1();
-        let (sin_b, cos_b) = b.sin_cos();
-        let imag_num = 4.0 * (cos_b * sin_b);
-        let a2 = a * a;
-        let sum_m2 = if a2 < 1e-8 { a2 } else { e1 + e2 };
-        let denom = sum_m2 + cos_b * cos_b * 4.0;
-        let mut re = if sum_m2 == f64::INFINITY {
-            1.0f64.copysign(a)
-        } else {
-            (e1 - e2) / denom
-        };
-        let mut im = imag_num / denom;
-        let a_inf = a.abs() == f64::INFINITY;
-        if imag_num.is_nan() && !a_inf {
-            re = f64::NAN;
-        }
-        if b == 0.0 || (a_inf && imag_num.is_nan()) {
-            im = 0.0;
-        }
-        c(re, im)
-    }
+/// The c64 variant of the unary ops with XLA's formulas, computed in f32.
+fn c64_fn(op: Opcode) -> Option<fn(Complex32) -> Complex32> {
+    use xla_complex32 as X;
+    use Opcode as O;
+    Some(match op {
+        O::Sqrt => X::sqrt,
+        O::Rsqrt => X::rsqrt,
+        O::Tan => X::tan,
+        O::Tanh => X::tanh,
+        O::Logistic => X::logistic,
+        O::Sign => X::sign,
+        _ => return None,
+    })
+}
 
-    /// tan z = -i tanh(i z).
-    pub fn tan(z: C) -> C {
-        let t = tanh(c(-z.im, z.re));
-        c(t.im, -t.re)
-    }
-
-    /// e^z = e^re (cos im + i sin im).
-    pub fn exp(z: C) -> C {
-        let e = z.re.exp();
-        let (s, co) = z.im.sin_cos();
-        c(e * co, e * s)
-    }
-
-    /// logistic z = 1 / (1 + e^-z), the quotient with XLA's division.
-    pub fn logistic(z: C) -> C {
-        let e = exp(-z);
-        div(c(1.0, 0.0), c(1.0 + e.re, e.im))
-    }
-
-    /// sign z = z / |z| (z itself when |z| is zero).
-    pub fn sign(z: C) -> C {
-        let n = abs(z);
-        if n == 0.0 {
-            z
-        } else {
-            c(z.re / n, z.im / n)
-        }
-    }
-
-    /// atan2(y, x) = -i log((x + i y) / sqrt(x^2 + y^2)), each step with XLA's formulas.
-    pub fn atan2(y: C, x: C) -> C {
-        let s = sqrt(mul(x, x) + mul(y, y));
-        let num = c(x.re - y.im, x.im + y.re);
-        let l = log(div(num, s));
-        c(l.im, -l.re)
-    }
+/// The c64 variant of the binary ops with XLA's formulas, computed in f32.
+fn c64_binop(op: Opcode) -> Option<fn(Complex32, Complex32) -> Complex32> {
+    use xla_complex32 as X;
+    use Opcode as O;
+    Some(match op {
+        O::Divide => X::div,
+        O::Atan2 => X::atan2,
+        _ => return None,
+    })
 }
 
 /// The complex variant of each unary op (computed on Complex64, rounded once to the element type).
@@ -404,6 +448,7 @@ pub fn unary(op: Opcode, a: &Array, out_ty: PrimitiveType) -> Result<Array> {
                 _ => |z| z.im,
             };
             let buf = match &a.buf {
+                Buffer::C64(v) if op == O::Abs => Buffer::F32(map1(v, xla_complex32::abs)),
                 Buffer::C64(v) => Buffer::F32(map1(v, |z: Complex32| f(z.to_c()) as f32)),
                 Buffer::C128(v) => Buffer::F64(map1(v, |z: Complex64| f(z))),
                 _ => return Err(type_err(op, ty)),
@@ -413,7 +458,10 @@ pub fn unary(op: Opcode, a: &Array, out_ty: PrimitiveType) -> Result<Array> {
         (_, TypeClass::Complex) => {
             let f = unary_complex_fn(op).ok_or_else(|| type_err(op, ty))?;
             let buf = match &a.buf {
-                Buffer::C64(v) if op == O::Rsqrt => Buffer::C64(cplx_un(v, xla_complex::rsqrt_c64)),
+                Buffer::C64(v) if c64_fn(op).is_some() => {
+                    let g = c64_fn(op).unwrap();
+                    Buffer::C64(map1(v, g))
+                }
                 Buffer::C64(v) => Buffer::C64(cplx_un(v, f)),
                 Buffer::C128(v) => Buffer::C128(cplx_un(v, f)),
                 _ => return Err(type_err(op, ty)),
@@ -758,7 +806,10 @@ pub fn binary(op: Opcode, a: &Array, b: &Array, out_ty: PrimitiveType) -> Result
         TypeClass::Complex => {
             let f = complex_binop(op).ok_or_else(|| type_err(op, ty))?;
             match (&a.buf, &b.buf) {
-                (Buffer::C64(x), Buffer::C64(y)) => Buffer::C64(cplx_bin(x, y, f)),
+                (Buffer::C64(x), Buffer::C64(y)) => match c64_binop(op) {
+                    Some(g) => Buffer::C64(map2(x, y, g)),
+                    None => Buffer::C64(cplx_bin(x, y, f)),
+                },
                 (Buffer::C128(x), Buffer::C128(y)) => Buffer::C128(cplx_bin(x, y, f)),
                 _ => return Err(type_err(op, ty)),
             }

@@ -196,3 +196,39 @@ fn complex_atan2_and_divide_agree_with_xla_cpu() {
     }
     check(cases);
 }
+
+/// Campaign finding (c64 sign): XLA computes c64 in f32; parts near 1e20..1e30 must not lose
+/// precision or overflow differently.
+/// Campaign finding (c128 sqrt): parts near the largest f64 make |z| overflow; XLA's result is
+/// finite (sqrt(z) = 2 sqrt(z/4)).
+#[test]
+fn complex_overflow_in_component_precision_agrees_with_xla_cpu() {
+    let y = vec![(1e20, 1e20), (-3e19, 2.0), (1.0, 1.0), (2e30, -1e30)];
+    let big = vec![
+        (1e308, 1e308),
+        (-1.5e308, 1e308),
+        (1.7e308, -1.7e308),
+        (3.0, -1e308),
+    ];
+    let big32 = vec![(3e38, 3e38), (-3e38, 1e38), (3.4e38, -3.4e38), (3.0, -3e38)];
+    check(vec![
+        (
+            "sign on c64 with large parts".into(),
+            unary_module("sign", "c64", y.len()),
+            vec![cplx(PrimitiveType::C64, &y)],
+            1e-5,
+        ),
+        (
+            "sqrt on c128 near the largest f64".into(),
+            unary_module("sqrt", "c128", big.len()),
+            vec![cplx(PrimitiveType::C128, &big)],
+            1e-12,
+        ),
+        (
+            "sqrt on c64 near the largest f32".into(),
+            unary_module("sqrt", "c64", big32.len()),
+            vec![cplx(PrimitiveType::C64, &big32)],
+            1e-5,
+        ),
+    ]);
+}
