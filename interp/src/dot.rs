@@ -311,10 +311,21 @@ pub fn convolution(i: &Instruction, l: &Array, r: &Array) -> Result<Array> {
                 for_each_index(ospd, |o, _| {
                     let mut acc = T::ZERO;
                     for_each_index(kspd, |k, _| {
-                        if let Some((lbase, rbase, _)) = f(b, fo, o, k) {
-                            for c in 0..k_in {
-                                acc = acc.mul_add(lw[lbase + c * lfs], rw[rbase + c * rfs]);
+                        match f(b, fo, o, k) {
+                            Some((lbase, rbase, 0)) => {
+                                for c in 0..k_in {
+                                    acc = acc.mul_add(lw[lbase + c * lfs], rw[rbase + c * rfs]);
+                                }
                             }
+                            // A padding or base-dilation zero of the lhs: it is multiplied like
+                            // any element (StableHLO pads, then takes the dot), so an inf/NaN
+                            // kernel value makes the sum NaN, as on XLA.
+                            Some((_, rbase, _)) => {
+                                for c in 0..k_in {
+                                    acc = acc.mul_add(T::ZERO, rw[rbase + c * rfs]);
+                                }
+                            }
+                            None => {}
                         }
                     });
                     res.push((place(b, fo, o), acc));
@@ -337,12 +348,16 @@ pub fn convolution(i: &Instruction, l: &Array, r: &Array) -> Result<Array> {
         let in_b = bg * out_batch + b;
         let mut lbase = in_b * lst[ib] + fg * k_in * lst[ifd];
         let mut rbase = fo * rst[kof];
+        // Third field: 0 for an input element, 1 for a padding / dilation zero.
+        let mut pad = 0;
         for s in 0..nsp {
-            let x = tables[s][o[s] * kspd[s] + k[s]]?;
-            lbase += x * lst[isp[s]];
+            match tables[s][o[s] * kspd[s] + k[s]] {
+                Some(x) => lbase += x * lst[isp[s]],
+                None => pad = 1,
+            }
             rbase += k[s] * rst[ksp[s]];
         }
-        Some((lbase, rbase, 0))
+        Some((lbase, rbase, pad))
     };
     let place = |b: usize, fo: usize, o: &[usize]| -> usize {
         b * ost[ob] + fo * ost[of] + o.iter().zip(&osp).map(|(&x, &d)| x * ost[d]).sum::<usize>()

@@ -232,3 +232,57 @@ fn complex_overflow_in_component_precision_agrees_with_xla_cpu() {
         ),
     ]);
 }
+
+/// Campaign finding (f8/f16 convolution, labelled oracle): the lhs padding is zeros that take
+/// part in the products (StableHLO: pad, then take the dot), so a NaN kernel value over a padding
+/// position makes the output NaN, on XLA CPU and on the StableHLO reference interpreter; the
+/// oracle used to skip padding positions. Minimized from the finding's
+/// `window={size=1 pad=2_-1}, dim_labels=bf0_oi0->b0f` (XLA lowers a size-1 window to pad + dot).
+#[test]
+fn convolution_multiplies_padding_zeros() {
+    let text = "HloModule m\n\nENTRY %main (k: f32[2,3,1]) -> f32[2,4,2] {\n  %a = f32[2,3,3] iota(), iota_dimension=2\n  %k = f32[2,3,1] parameter(0)\n  ROOT %c = f32[2,4,2] convolution(%a, %k), window={size=1 pad=2_-1}, dim_labels=bf0_oi0->b0f\n}\n";
+    let k = f32s(&[2, 3, 1], &[-0.75, f32::NAN, 3.5, -2.75, 1.5, 0.5]);
+    let out = eval(text, &[k.clone()]).unwrap();
+    let v = vals(&out);
+    // Output positions 0 and 1 read the two low padding zeros; feature 0's kernel holds NaN.
+    assert!(v[0].is_nan() && v[2].is_nan() && !v[1].is_nan(), "{v:?}");
+    check(vec![("conv padding".into(), text.into(), vec![k], 1e-6)]);
+}
+
+/// The same rule with lhs dilation and a size-2 window: by StableHLO's definition (and its
+/// reference interpreter) every padding and dilation zero is multiplied, so NaN and inf kernel
+/// values give NaN there. XLA CPU's general convolution kernel skips padding instead (0 here),
+/// so this case is checked on the interpreter only; campaigns label it `xla`.
+#[test]
+fn convolution_dilation_holes_and_padding_take_part() {
+    let text = "HloModule m\n\nENTRY %main (a: f32[1,1,3], k: f32[2,1,2]) -> f32[1,8,2] {\n  %a = f32[1,1,3] parameter(0)\n  %k = f32[2,1,2] parameter(1)\n  ROOT %c = f32[1,8,2] convolution(%a, %k), window={size=2 pad=2_2 lhs_dilate=2}, dim_labels=bf0_oi0->b0f\n}\n";
+    let a = f32s(&[1, 1, 3], &[1.0, 2.0, 3.0]);
+    let k = f32s(&[2, 1, 2], &[f32::NAN, 1.0, 2.0, f32::INFINITY]);
+    let v = vals(&eval(text, &[a, k]).unwrap());
+    // StableHLO reference interpreter's output, element by element (NaN written as NaN).
+    let want = [
+        f64::NAN,
+        f64::NAN,
+        f64::NAN,
+        f64::INFINITY,
+        f64::NAN,
+        f64::NAN,
+        f64::NAN,
+        f64::INFINITY,
+        f64::NAN,
+        f64::NAN,
+        f64::NAN,
+        f64::INFINITY,
+        f64::NAN,
+        f64::NAN,
+        f64::NAN,
+        f64::NAN,
+    ];
+    assert_eq!(v.len(), want.len());
+    for (i, (x, w)) in v.iter().zip(want).enumerate() {
+        assert!(
+            x.is_nan() && w.is_nan() || *x == w,
+            "element {i}: {x} vs {w}; {v:?}"
+        );
+    }
+}
