@@ -286,7 +286,8 @@ pub fn reduce_precision_bits(
 }
 
 /// `reduce-precision` on a float array (bit-exact on f16/bf16/f32/f64; other float types are
-/// handled in an f64 container).
+/// handled in an f64 container). NaN stays NaN, except with `mantissa_bits = 0`, where no NaN
+/// is representable: XLA gives +inf then.
 pub fn reduce_precision(a: &Array, exponent_bits: i64, mantissa_bits: i64) -> Result<Array> {
     if exponent_bits < 1 || mantissa_bits < 0 {
         return Err(invalid(
@@ -300,7 +301,11 @@ pub fn reduce_precision(a: &Array, exponent_bits: i64, mantissa_bits: i64) -> Re
                 v.iter()
                     .map(|&x| {
                         if x.is_nan() {
-                            x
+                            if m == 0 {
+                                f32::INFINITY
+                            } else {
+                                x
+                            }
                         } else {
                             f32::from_bits(
                                 reduce_precision_bits(x.to_bits() as u64, 8, 23, e, m) as u32
@@ -314,7 +319,11 @@ pub fn reduce_precision(a: &Array, exponent_bits: i64, mantissa_bits: i64) -> Re
             v.iter()
                 .map(|&x| {
                     if x.is_nan() {
-                        x
+                        if m == 0 {
+                            f64::INFINITY
+                        } else {
+                            x
+                        }
                     } else {
                         f64::from_bits(reduce_precision_bits(x.to_bits(), 11, 52, e, m))
                     }
@@ -325,7 +334,11 @@ pub fn reduce_precision(a: &Array, exponent_bits: i64, mantissa_bits: i64) -> Re
             v.iter()
                 .map(|&x| {
                     if x.is_nan() {
-                        x
+                        if m == 0 {
+                            half::f16::INFINITY
+                        } else {
+                            x
+                        }
                     } else {
                         half::f16::from_bits(
                             reduce_precision_bits(x.to_bits() as u64, 5, 10, e, m) as u16
@@ -338,7 +351,11 @@ pub fn reduce_precision(a: &Array, exponent_bits: i64, mantissa_bits: i64) -> Re
             v.iter()
                 .map(|&x| {
                     if x.is_nan() {
-                        x
+                        if m == 0 {
+                            half::bf16::INFINITY
+                        } else {
+                            x
+                        }
                     } else {
                         half::bf16::from_bits(
                             reduce_precision_bits(x.to_bits() as u64, 8, 7, e, m) as u16
@@ -355,7 +372,7 @@ pub fn reduce_precision(a: &Array, exponent_bits: i64, mantissa_bits: i64) -> Re
             let e2 = if e2 >= se { 11 } else { e2 };
             crate::map_float_buf!(b, v => v.iter().map(|x| {
                 let f = x.to_f64();
-                if f.is_nan() { *x } else {
+                if f.is_nan() { if m == 0 { FloatElem::from_f64(f64::INFINITY) } else { *x } } else {
                     FloatElem::from_f64(f64::from_bits(reduce_precision_bits(f.to_bits(), 11, 52, e2, m2)))
                 }
             }).collect(), return Err(unsupported(format!("reduce-precision on {}", a.ty))))

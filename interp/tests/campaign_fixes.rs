@@ -286,3 +286,26 @@ fn convolution_dilation_holes_and_padding_take_part() {
         );
     }
 }
+
+/// Campaign finding (f16 reduce-precision of a NaN constant, exponent_bits=4, mantissa_bits=0):
+/// with no mantissa bits no NaN is representable and the result is +inf, as the StableHLO
+/// reference interpreter and XLA's constant folder (HloEvaluator) give; with mantissa bits NaN
+/// stays NaN. (XLA CPU's compiled kernel keeps NaN even with 0 mantissa bits; campaigns label
+/// that `xla`.) Compared with XLA on constants, which XLA folds.
+#[test]
+fn reduce_precision_without_mantissa_bits_turns_nan_into_inf() {
+    let text = "HloModule m\n\nENTRY %main () -> (f16[2], f32[2], f64[2], bf16[2], f32[2]) {\n  %a = f16[2] constant({nan, 1.5})\n  %b = f32[2] constant({nan, 1.5})\n  %c = f64[2] constant({nan, 1.5})\n  %d = bf16[2] constant({nan, 1.5})\n  %ra = f16[2] reduce-precision(%a), exponent_bits=4, mantissa_bits=0\n  %rb = f32[2] reduce-precision(%b), exponent_bits=5, mantissa_bits=0\n  %rc = f64[2] reduce-precision(%c), exponent_bits=8, mantissa_bits=0\n  %rd = bf16[2] reduce-precision(%d), exponent_bits=3, mantissa_bits=0\n  %rk = f32[2] reduce-precision(%b), exponent_bits=5, mantissa_bits=1\n  ROOT %t = (f16[2], f32[2], f64[2], bf16[2], f32[2]) tuple(%ra, %rb, %rc, %rd, %rk)\n}\n";
+    let out = eval(text, &[]).unwrap();
+    let leaves = out.leaves();
+    for k in 0..4 {
+        let v = vals(&Literal::Array(leaves[k].clone()));
+        assert_eq!(v[0], f64::INFINITY, "leaf {k}: {v:?}");
+    }
+    assert!(vals(&Literal::Array(leaves[4].clone()))[0].is_nan());
+    check(vec![(
+        "reduce-precision NaN".into(),
+        text.into(),
+        vec![],
+        0.0,
+    )]);
+}
