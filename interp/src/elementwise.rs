@@ -312,11 +312,27 @@ macro_rules! xla_complex_fns {
                 c(t.im, -t.re)
             }
 
-            /// e^z = e^re (cos im + i sin im).
+            /// e^z = e^re (cos im + i sin im); a zero imaginary part stays as it is (so
+            /// e^(inf + 0i) = inf + 0i, not inf * sin 0 = NaN), as on XLA.
             pub fn exp(z: C) -> C {
                 let e = z.re.exp();
+                if z.im == 0.0 {
+                    return c(e, z.im);
+                }
                 let (s, co) = z.im.sin_cos();
                 c(e * co, e * s)
+            }
+
+            /// e^z - 1 = expm1(re) cos(im) - 2 sin^2(im / 2) + i (expm1(re) + 1) sin(im) (XLA's form);
+            /// a zero imaginary part stays as it is.
+            pub fn expm1(z: C) -> C {
+                let (a, b) = (z.re, z.im);
+                let (s, co) = b.sin_cos();
+                let h = (b * 0.5).sin();
+                let m = a.exp_m1();
+                let re = m * co - 2.0 * h * h;
+                let im = if b == 0.0 { b } else { (m + 1.0) * s };
+                c(re, im)
             }
 
             /// logistic z = 1 / (1 + e^-z), the quotient with XLA's division.
@@ -353,6 +369,8 @@ fn c64_fn(op: Opcode) -> Option<fn(Complex32) -> Complex32> {
     use xla_complex32 as X;
     use Opcode as O;
     Some(match op {
+        O::Exp => X::exp,
+        O::Expm1 => X::expm1,
         O::Sqrt => X::sqrt,
         O::Rsqrt => X::rsqrt,
         O::Tan => X::tan,
@@ -380,8 +398,8 @@ fn unary_complex_fn(op: Opcode) -> Option<fn(Complex64) -> Complex64> {
     use Opcode as O;
     Some(match op {
         O::Negate => |z: Complex64| -z,
-        O::Exp => Complex64::exp,
-        O::Expm1 => |z: Complex64| z.exp() - 1.0,
+        O::Exp => X::exp,
+        O::Expm1 => X::expm1,
         O::Log => Complex64::ln,
         O::Log1p => |z: Complex64| (z + 1.0).ln(),
         O::Sqrt => X::sqrt,
