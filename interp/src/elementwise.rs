@@ -206,9 +206,26 @@ macro_rules! xla_complex_fns {
                 c(cr, ci)
             }
 
-            /// log z = ln|z| + i atan2(im, re).
+            /// log z = ln|z| + i atan2(im, re), with ln|z| = ln(max) + ln(1 + (min/max)^2) / 2 so
+            /// that it does not overflow for parts near the largest float (as XLA's result).
             pub fn log(z: C) -> C {
-                c(abs(z).ln(), z.im.atan2(z.re))
+                let (_, mx, s) = abs_parts(z);
+                let re = if s.is_nan() {
+                    abs(z).ln()
+                } else {
+                    mx.ln() + 0.5 * s.ln()
+                };
+                c(re, z.im.atan2(z.re))
+            }
+
+            /// log(1 + z), accurate for small z: ln|1 + z| = log1p(a (a + 2) + b^2) / 2 there.
+            pub fn log1p(z: C) -> C {
+                let (a, b) = (z.re, z.im);
+                if a.abs() < 0.5 && b.abs() < 0.5 {
+                    let re = 0.5 * (a * (a + 2.0) + b * b).ln_1p();
+                    return c(re, b.atan2(a + 1.0));
+                }
+                log(c(a + 1.0, b))
             }
 
             /// sqrt z with XLA's zero/inf/NaN cases; finite values by the half-angle formulas
@@ -279,21 +296,22 @@ macro_rules! xla_complex_fns {
                 c(r * cos, r * sin)
             }
 
-            /// tanh(a + bi) = (e^2a - e^-2a + 4i cos b sin b) / (e^2a + e^-2a - 2 + 4 cos^2 b), with the
-            /// limit +-1 when the exponentials overflow and XLA's NaN / signed-zero cases.
+            /// tanh with the limit +-1 once the hyperbolic functions overflow and XLA's NaN /
+            /// signed-zero cases.
             pub fn tanh(z: C) -> C {
                 let (a, b) = (z.re, z.im);
-                let e1 = (2.0 * a).exp_m1();
-                let e2 = (-2.0 * a).exp_m1();
+                // tanh(a + bi) = (sinh a cosh a + i sin b cos b) / (sinh^2 a + cos^2 b): no
+                // cancellation for small a; the limit +-1 once sinh^2 a overflows.
+                let (sh, ch) = (a.sinh(), a.cosh());
                 let (sin_b, cos_b) = b.sin_cos();
-                let imag_num = 4.0 * (cos_b * sin_b);
-                let a2 = a * a;
-                let sum_m2 = if a2 < 1e-8 { a2 } else { e1 + e2 };
-                let denom = sum_m2 + cos_b * cos_b * 4.0;
-                let mut re = if sum_m2 == F::INFINITY {
+                let imag_num = cos_b * sin_b;
+                let sum = sh * sh;
+                let re_num = sh * ch;
+                let denom = sum + cos_b * cos_b;
+                let mut re = if sum == F::INFINITY || re_num.abs() == F::INFINITY {
                     (1.0 as F).copysign(a)
                 } else {
-                    (e1 - e2) / denom
+                    re_num / denom
                 };
                 let mut im = imag_num / denom;
                 let a_inf = a.abs() == F::INFINITY;
@@ -371,6 +389,8 @@ fn c64_fn(op: Opcode) -> Option<fn(Complex32) -> Complex32> {
     Some(match op {
         O::Exp => X::exp,
         O::Expm1 => X::expm1,
+        O::Log => X::log,
+        O::Log1p => X::log1p,
         O::Sqrt => X::sqrt,
         O::Rsqrt => X::rsqrt,
         O::Tan => X::tan,
@@ -400,8 +420,8 @@ fn unary_complex_fn(op: Opcode) -> Option<fn(Complex64) -> Complex64> {
         O::Negate => |z: Complex64| -z,
         O::Exp => X::exp,
         O::Expm1 => X::expm1,
-        O::Log => Complex64::ln,
-        O::Log1p => |z: Complex64| (z + 1.0).ln(),
+        O::Log => X::log,
+        O::Log1p => X::log1p,
         O::Sqrt => X::sqrt,
         O::Rsqrt => X::rsqrt,
         O::Cbrt => Complex64::cbrt,

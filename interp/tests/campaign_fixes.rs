@@ -39,6 +39,12 @@ fn special() -> Vec<(f64, f64)> {
         (1000.0, 0.0),
         (INF, 0.0),
         (-INF, 0.0),
+        // Campaign finding: log-plus-one of c128 parts near the largest f64 overflowed |z|.
+        (1e308, 1e308),
+        (-1.7e308, 1e308),
+        (1e-5, 1e-5),
+        (-1.0, 0.0),
+        (3e-30, 0.0),
     ]
 }
 
@@ -104,6 +110,8 @@ fn complex_unary_special_values_agree_with_xla_cpu() {
             "abs",
             "exponential",
             "exponential-minus-one",
+            "log",
+            "log-plus-one",
         ] {
             let text = if op == "abs" {
                 let r = if ty == "c64" { "f32" } else { "f64" };
