@@ -369,6 +369,22 @@ macro_rules! xla_complex_fns {
                 }
             }
 
+            /// (a + bi)^(c + di) = (a^2 + b^2)^(c/2) e^(-d t) (cos q + i sin q), t = atan2(b, a),
+            /// q = c t + d ln(a^2 + b^2) / 2 (XLA's formula); 0^(c + 0i) is 0 for c > 0 and
+            /// 1 for c = 0, and otherwise the formula's value (NaN for an imaginary exponent).
+            pub fn pow(x: C, y: C) -> C {
+                let (a, b, cc, d) = (x.re, x.im, y.re, y.im);
+                let r2 = a * a + b * b;
+                if r2 == 0.0 && d == 0.0 && cc >= 0.0 {
+                    return c(if cc == 0.0 { 1.0 } else { 0.0 }, 0.0);
+                }
+                let t = b.atan2(a);
+                let coeff = r2.powf(0.5 * cc) * (-d * t).exp();
+                let q = cc * t + 0.5 * d * r2.ln();
+                let (s, co) = q.sin_cos();
+                c(coeff * co, coeff * s)
+            }
+
             /// atan2(y, x) = -i log((x + i y) / sqrt(x^2 + y^2)), each step with XLA's formulas.
             pub fn atan2(y: C, x: C) -> C {
                 let s = sqrt(mul(x, x) + mul(y, y));
@@ -408,6 +424,7 @@ fn c64_binop(op: Opcode) -> Option<fn(Complex32, Complex32) -> Complex32> {
     Some(match op {
         O::Divide => X::div,
         O::Atan2 => X::atan2,
+        O::Power => X::pow,
         _ => return None,
     })
 }
@@ -758,19 +775,7 @@ pub fn complex_binop(op: Opcode) -> Option<fn(Complex64, Complex64) -> Complex64
         O::Multiply => |x, y| x * y,
         O::Divide => xla_complex::div,
         O::Atan2 => xla_complex::atan2,
-        O::Power => |x, y| {
-            if y.re == 0.0 && y.im == 0.0 {
-                Complex64::new(1.0, 0.0)
-            } else if x.re == 0.0 && x.im == 0.0 {
-                if y.re > 0.0 {
-                    Complex64::new(0.0, 0.0)
-                } else {
-                    Complex64::new(f64::NAN, f64::NAN)
-                }
-            } else {
-                x.powc(y)
-            }
-        },
+        O::Power => xla_complex::pow,
         _ => return None,
     })
 }

@@ -331,3 +331,40 @@ fn reduce_precision_without_mantissa_bits_turns_nan_into_inf() {
         0.0,
     )]);
 }
+
+/// Campaign finding (c128 power, undecided): 0^(c + di) with d != 0 is NaN on XLA (its formula
+/// takes ln 0), the oracle gave 0; 0^(c + 0i) is 0 for c > 0 and 1 for c = 0 on both.
+#[test]
+fn complex_power_agrees_with_xla_cpu() {
+    let x = vec![
+        (0.0, 0.0),
+        (0.0, 0.0),
+        (0.0, 0.0),
+        (1.5, -0.5),
+        (-2.0, 0.0),
+        (0.0, 0.0),
+        (3.0, 4.0),
+    ];
+    let y = vec![
+        (2.0, 1.0),
+        (2.0, 0.0),
+        (0.0, 0.0),
+        (0.5, 0.25),
+        (0.5, 0.0),
+        (-1.0, 0.0),
+        (0.0, 0.0),
+    ];
+    let mut cases = Vec::new();
+    for (ty, pt, rtol) in [
+        ("c64", PrimitiveType::C64, 1e-5),
+        ("c128", PrimitiveType::C128, 1e-12),
+    ] {
+        cases.push((
+            format!("power on {ty}"),
+            binary_module("power", ty, x.len()),
+            vec![cplx(pt, &x), cplx(pt, &y)],
+            rtol,
+        ));
+    }
+    check(cases);
+}
