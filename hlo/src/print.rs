@@ -616,6 +616,10 @@ pub fn write_float(out: &mut impl Write, ty: PrimitiveType, v: f64, bits: u128) 
     if v.is_infinite() {
         return out.write_str(if v < 0.0 { "-inf" } else { "inf" });
     }
+    if v == 0.0 && v.is_sign_negative() {
+        // XLA's lexer reads `-0` as the integer 0 (losing the sign); `-0.0` stays a negative zero.
+        return out.write_str("-0.0");
+    }
     if ty == PrimitiveType::F64 {
         write_shortest_f64(out, v)
     } else {
@@ -719,7 +723,8 @@ mod tests {
         assert_eq!(literal_to_string(&f32_lit(vec![], &[1.5])), "1.5");
         assert_eq!(literal_to_string(&f32_lit(vec![], &[1.0])), "1");
         assert_eq!(literal_to_string(&f32_lit(vec![], &[0.1])), "0.1");
-        assert_eq!(literal_to_string(&f32_lit(vec![], &[-0.0])), "-0");
+        // XLA prints "-0", but its own parser reads that as +0: we write what keeps the sign.
+        assert_eq!(literal_to_string(&f32_lit(vec![], &[-0.0])), "-0.0");
         assert_eq!(literal_to_string(&f32_lit(vec![], &[1e-7])), "1e-7");
         assert_eq!(
             literal_to_string(&f32_lit(vec![], &[3.4028234663852886e38])),
