@@ -219,8 +219,9 @@ pub struct Signature {
     pub detail: String,
 }
 
-/// Ops that move or wrap data without computing: left out of op patterns.
-fn trivial(op: Opcode) -> bool {
+/// Ops that move or wrap data without computing: left out of op patterns (signatures here and
+/// the minimizer's predicate).
+pub fn trivial(op: Opcode) -> bool {
     matches!(
         op,
         Opcode::Parameter

@@ -13,8 +13,8 @@ use super::Case;
 use crate::backend::{Backend, Outcome, RunOptions, RunResult, Timings};
 use crate::classify::{classify, Evidence, Verdict, VerdictKind};
 use crate::compare::{output_opcodes, Tolerance};
-use crate::store::Signature;
-use hlo::{Literal, Module, Opcode};
+use crate::store::{trivial, Signature};
+use hlo::{Literal, Module};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -103,27 +103,6 @@ pub struct Target {
     pub signature: Signature,
     /// Non-trivial opcodes feeding the first mismatching output (mismatch only).
     pub ops: BTreeSet<String>,
-}
-
-/// Ops that move data without computing (not part of an op pattern).
-fn trivial(op: Opcode) -> bool {
-    matches!(
-        op,
-        Opcode::Parameter
-            | Opcode::Constant
-            | Opcode::Tuple
-            | Opcode::GetTupleElement
-            | Opcode::Broadcast
-            | Opcode::Reshape
-            | Opcode::Bitcast
-            | Opcode::Copy
-            | Opcode::Transpose
-            | Opcode::Slice
-            | Opcode::Concatenate
-            | Opcode::Reverse
-            | Opcode::Pad
-            | Opcode::Iota
-    )
 }
 
 fn ops_of(verdict: &Verdict, module: &Module) -> BTreeSet<String> {
