@@ -368,3 +368,32 @@ fn complex_power_agrees_with_xla_cpu() {
     }
     check(cases);
 }
+
+/// A campaign finding labelled `oracle` had a u64 start index of 2^64-1 where XLA's constant
+/// folder (and the StableHLO reference) read it as s64 -1 and clamped to 0. XLA CPU's compiled
+/// code, with the index as a runtime value, reads it as unsigned and clamps to the top, as the
+/// oracle does: this pins the oracle to the runtime behaviour.
+#[test]
+fn huge_unsigned_start_indices_clamp_to_the_top_as_xla_cpu_runs_them() {
+    let text = "HloModule m\n\nENTRY %main (a: f32[4], u: f32[2], i: u64[], j: u64[]) -> (f32[4], f32[2]) {\n  %a = f32[4] parameter(0)\n  %u = f32[2] parameter(1)\n  %i = u64[] parameter(2)\n  %j = u64[] parameter(3)\n  %d = f32[4] dynamic-update-slice(%a, %u, %i)\n  %s = f32[2] dynamic-slice(%a, %j), dynamic_slice_sizes={2}\n  ROOT %t = (f32[4], f32[2]) tuple(%d, %s)\n}\n";
+    let mut cases = Vec::new();
+    for (i, j) in [
+        (u64::MAX, u64::MAX),
+        (u64::MAX - 1, 1),
+        (3, u64::MAX / 2 + 1),
+    ] {
+        let args = vec![
+            f32s(&[4], &[1.0, 2.0, 3.0, 4.0]),
+            f32s(&[2], &[-1.0, -2.0]),
+            lit(PrimitiveType::U64, &[], &[Scalar::U(i)]),
+            lit(PrimitiveType::U64, &[], &[Scalar::U(j)]),
+        ];
+        cases.push((
+            format!("start indices {i}, {j}"),
+            text.to_string(),
+            args,
+            0.0,
+        ));
+    }
+    check(cases);
+}
