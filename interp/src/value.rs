@@ -10,6 +10,38 @@ use microfloat::{
 use num_complex::{Complex32, Complex64};
 use std::sync::Arc;
 
+/// Calls macro `$m` with every [`Buffer`] variant name, so per-variant dispatch is written once.
+macro_rules! with_all_variants {
+    ($m:ident) => {
+        $m!(
+            Pred,
+            S8,
+            S16,
+            S32,
+            S64,
+            U8,
+            U16,
+            U32,
+            U64,
+            F16,
+            Bf16,
+            F32,
+            F64,
+            F8E5M2,
+            F8E4M3,
+            F8E4M3FN,
+            F8E4M3B11FNUZ,
+            F8E3M4,
+            F8E5M2FNUZ,
+            F8E4M3FNUZ,
+            F8E8M0FNU,
+            F4E2M1FN,
+            C64,
+            C128
+        )
+    };
+}
+
 /// Elements of one array, one `Vec` per storage type. Sub-byte integers are stored widened
 /// (s1/s2/s4 in `i8`, u1/u2/u4 in `u8`), always normalized (sign-extended or masked).
 #[derive(Clone, Debug, PartialEq)]
@@ -540,32 +572,7 @@ impl Buffer {
                 }
             };
         }
-        go!(
-            Pred,
-            S8,
-            S16,
-            S32,
-            S64,
-            U8,
-            U16,
-            U32,
-            U64,
-            F16,
-            Bf16,
-            F32,
-            F64,
-            F8E5M2,
-            F8E4M3,
-            F8E4M3FN,
-            F8E4M3B11FNUZ,
-            F8E3M4,
-            F8E5M2FNUZ,
-            F8E4M3FNUZ,
-            F8E8M0FNU,
-            F4E2M1FN,
-            C64,
-            C128
-        )
+        with_all_variants!(go)
     }
 
     /// `self[i] = src[j]` (same variant).
@@ -578,32 +585,7 @@ impl Buffer {
                 }
             };
         }
-        go!(
-            Pred,
-            S8,
-            S16,
-            S32,
-            S64,
-            U8,
-            U16,
-            U32,
-            U64,
-            F16,
-            Bf16,
-            F32,
-            F64,
-            F8E5M2,
-            F8E4M3,
-            F8E4M3FN,
-            F8E4M3B11FNUZ,
-            F8E3M4,
-            F8E5M2FNUZ,
-            F8E4M3FNUZ,
-            F8E8M0FNU,
-            F4E2M1FN,
-            C64,
-            C128
-        )
+        with_all_variants!(go)
     }
 
     /// Copies `src[i]` into `self[dst[i]]` for every i.
@@ -619,32 +601,7 @@ impl Buffer {
                 }
             };
         }
-        go!(
-            Pred,
-            S8,
-            S16,
-            S32,
-            S64,
-            U8,
-            U16,
-            U32,
-            U64,
-            F16,
-            Bf16,
-            F32,
-            F64,
-            F8E5M2,
-            F8E4M3,
-            F8E4M3FN,
-            F8E4M3B11FNUZ,
-            F8E3M4,
-            F8E5M2FNUZ,
-            F8E4M3FNUZ,
-            F8E8M0FNU,
-            F4E2M1FN,
-            C64,
-            C128
-        )
+        with_all_variants!(go)
     }
 }
 
