@@ -128,41 +128,10 @@ impl PrimitiveType {
     }
 
     pub fn from_name(s: &str) -> Option<PrimitiveType> {
-        Some(match s {
-            "pred" => Pred,
-            "s1" => S1,
-            "s2" => S2,
-            "s4" => S4,
-            "s8" => S8,
-            "s16" => S16,
-            "s32" => S32,
-            "s64" => S64,
-            "u1" => U1,
-            "u2" => U2,
-            "u4" => U4,
-            "u8" => U8,
-            "u16" => U16,
-            "u32" => U32,
-            "u64" => U64,
-            "f16" => F16,
-            "bf16" => Bf16,
-            "f32" => F32,
-            "f64" => F64,
-            "f8e5m2" => F8E5M2,
-            "f8e4m3" => F8E4M3,
-            "f8e4m3fn" => F8E4M3FN,
-            "f8e4m3b11fnuz" => F8E4M3B11FNUZ,
-            "f8e3m4" => F8E3M4,
-            "f8e5m2fnuz" => F8E5M2FNUZ,
-            "f8e4m3fnuz" => F8E4M3FNUZ,
-            "f8e8m0fnu" => F8E8M0FNU,
-            "f4e2m1fn" => F4E2M1FN,
-            "c64" => C64,
-            "c128" => C128,
-            "token" => Token,
-            "opaque" => Opaque,
-            _ => return None,
-        })
+        PrimitiveType::ALL_ARRAY
+            .into_iter()
+            .chain([Token, Opaque])
+            .find(|t| t.name() == s)
     }
 
     pub fn class(self) -> TypeClass {
