@@ -1157,3 +1157,52 @@ mod overflow_in_reductions {
         assert!(!compare(&e, &f64s(&[1e-14, 0.0]), &with).is_match());
     }
 }
+
+/// Element by element, the candidate value closest to `actual`: bitwise equal first, then equal
+/// (NaN equals NaN), then nearest. Candidates are outputs of the same program under different
+/// allowed implementation choices (see `interp::variant`); comparing `actual` with the merge asks
+/// whether each of its elements is one of the allowed results. `None` when shapes differ.
+pub fn merge_closest(candidates: &[&ArrayLiteral], actual: &ArrayLiteral) -> Option<ArrayLiteral> {
+    let first = *candidates.first()?;
+    if candidates
+        .iter()
+        .any(|c| c.ty != actual.ty || c.dims != actual.dims || c.data.len() != actual.data.len())
+    {
+        return None;
+    }
+    fn distance(x: Scalar, y: Scalar) -> f64 {
+        fn d(a: f64, b: f64) -> f64 {
+            if a.is_nan() && b.is_nan() || a == b {
+                0.0
+            } else if a.is_nan() || b.is_nan() {
+                f64::INFINITY
+            } else {
+                (a - b).abs()
+            }
+        }
+        match (x, y) {
+            (Scalar::F(a), Scalar::F(b)) => d(a, b),
+            (Scalar::C(ar, ai), Scalar::C(br, bi)) => d(ar, br) + d(ai, bi),
+            (x, y) if x == y => 0.0,
+            (x, y) => int_diff(x, y).max(f64::MIN_POSITIVE),
+        }
+    }
+    let mut out = first.clone();
+    let w = actual.ty.byte_size();
+    for i in 0..actual.len() {
+        let a = actual.get(i);
+        let ab = actual.bits(i);
+        let mut best: Option<(bool, f64, usize)> = None;
+        for (k, c) in candidates.iter().enumerate() {
+            let key = (c.bits(i) != ab, distance(c.get(i), a), k);
+            if best.is_none_or(|b| (key.0, key.1) < (b.0, b.1)) {
+                best = Some(key);
+            }
+        }
+        let k = best.map(|b| b.2).unwrap_or(0);
+        if k != 0 {
+            out.data[i * w..(i + 1) * w].copy_from_slice(&candidates[k].data[i * w..(i + 1) * w]);
+        }
+    }
+    Some(out)
+}

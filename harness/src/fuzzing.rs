@@ -9,6 +9,7 @@ pub fn fuzz_eval_options() -> EvalOptions {
     EvalOptions {
         max_steps: 2_000_000,
         max_bytes: 256 << 20,
+        ..EvalOptions::default()
     }
 }
 

@@ -232,6 +232,12 @@ macro_rules! xla_complex_fns {
             /// (t = sqrt((|a| + |z|) / 2); the other part |b| / 2t), which give an exact zero real part
             /// on the negative real axis as XLA does.
             pub fn sqrt(z: C) -> C {
+                sqrt_with(z, false)
+            }
+
+            /// [`sqrt`]; with `signed_zero`, a zero imaginary part's sign picks the side of the
+            /// branch cut (copysign), as in the square root inside XLA's complex atan2.
+            fn sqrt_with(z: C, signed_zero: bool) -> C {
                 let (a, b) = (z.re, z.im);
                 let r = abs(z);
                 if r == 0.0 {
@@ -262,7 +268,7 @@ macro_rules! xla_complex_fns {
                 }
                 if r == F::INFINITY {
                     // |z| overflows although both parts are finite: sqrt(z) = 2 sqrt(z / 4).
-                    let h = sqrt(c(a * 0.25, b * 0.25));
+                    let h = sqrt_with(c(a * 0.25, b * 0.25), signed_zero);
                     return c(h.re * 2.0, h.im * 2.0);
                 }
                 let t = (0.5 * a.abs() + 0.5 * r).sqrt();
@@ -270,8 +276,13 @@ macro_rules! xla_complex_fns {
                 if a >= 0.0 {
                     c(t, b / (2.0 * t))
                 } else {
-                    // XLA: a zero imaginary part counts as non-negative whatever its sign.
-                    c(o, if b >= 0.0 { t } else { -t })
+                    // XLA's sqrt op: a zero imaginary part counts as non-negative whatever its
+                    // sign; inside its atan2 the sign of zero counts.
+                    if signed_zero {
+                        c(o, t.copysign(b))
+                    } else {
+                        c(o, if b >= 0.0 { t } else { -t })
+                    }
                 }
             }
 
@@ -369,25 +380,26 @@ macro_rules! xla_complex_fns {
                 }
             }
 
-            /// (a + bi)^(c + di) = (a^2 + b^2)^(c/2) e^(-d t) (cos q + i sin q), t = atan2(b, a),
-            /// q = c t + d ln(a^2 + b^2) / 2 (XLA's formula); 0^(c + 0i) is 0 for c > 0 and
-            /// 1 for c = 0, and otherwise the formula's value (NaN for an imaginary exponent).
+            /// (a + bi)^(c + di) = e^(c l - d t) (cos q + i sin q), l + ti = log(a + bi) (the
+            /// log that neither underflows nor overflows in |z|^2), q = c t + d l: exp(y log x)
+            /// as XLA computes it; 0^(c + 0i) is 0 for c > 0 and 1 for c = 0, and otherwise the
+            /// formula's value (NaN for an imaginary exponent).
             pub fn pow(x: C, y: C) -> C {
                 let (a, b, cc, d) = (x.re, x.im, y.re, y.im);
-                let r2 = a * a + b * b;
-                if r2 == 0.0 && d == 0.0 && cc >= 0.0 {
+                if a == 0.0 && b == 0.0 && d == 0.0 && cc >= 0.0 {
                     return c(if cc == 0.0 { 1.0 } else { 0.0 }, 0.0);
                 }
-                let t = b.atan2(a);
-                let coeff = r2.powf(0.5 * cc) * (-d * t).exp();
-                let q = cc * t + 0.5 * d * r2.ln();
+                let lx = log(x);
+                let (l, t) = (lx.re, lx.im);
+                let coeff = (cc * l - d * t).exp();
+                let q = cc * t + d * l;
                 let (s, co) = q.sin_cos();
                 c(coeff * co, coeff * s)
             }
 
             /// atan2(y, x) = -i log((x + i y) / sqrt(x^2 + y^2)), each step with XLA's formulas.
             pub fn atan2(y: C, x: C) -> C {
-                let s = sqrt(mul(x, x) + mul(y, y));
+                let s = sqrt_with(mul(x, x) + mul(y, y), true);
                 let num = c(x.re - y.im, x.im + y.re);
                 let l = log(div(num, s));
                 c(l.im, -l.re)

@@ -396,7 +396,8 @@ impl<'m> Ctx<'m> {
             | O::Imag => {
                 need(1)?;
                 let (ty, _) = out_dims(i)?;
-                Value::array(elementwise::unary(i.opcode, a(0)?, ty)?)
+                let r = elementwise::unary(i.opcode, a(0)?, ty)?;
+                Value::array(crate::variant::adjust(i.opcode, r, &self.opts.variant)?)
             }
             O::Add
             | O::Subtract
@@ -417,7 +418,8 @@ impl<'m> Ctx<'m> {
             | O::Mulhi => {
                 need(2)?;
                 let (ty, _) = out_dims(i)?;
-                Value::array(elementwise::binary(i.opcode, a(0)?, a(1)?, ty)?)
+                let r = elementwise::binary(i.opcode, a(0)?, a(1)?, ty)?;
+                Value::array(crate::variant::adjust(i.opcode, r, &self.opts.variant)?)
             }
             O::Compare => {
                 need(2)?;

@@ -25,6 +25,7 @@ mod scalar_prog;
 mod shape_ops;
 mod sort;
 pub mod value;
+pub mod variant;
 
 use hlo::{Literal, Module};
 
@@ -55,6 +56,9 @@ pub struct EvalOptions {
     pub max_steps: u64,
     /// Bytes of live values (and of any one value being made).
     pub max_bytes: u64,
+    /// Implementation choices to make differently from the default evaluation (NaN signs,
+    /// last bits of approximated functions): see [`variant`].
+    pub variant: variant::Variant,
 }
 
 impl Default for EvalOptions {
@@ -62,6 +66,7 @@ impl Default for EvalOptions {
         EvalOptions {
             max_steps: 200_000_000,
             max_bytes: 8 << 30,
+            variant: variant::Variant::default(),
         }
     }
 }

@@ -120,7 +120,11 @@ pub fn sv_of(ty: PrimitiveType, a: &Array, k: usize) -> Option<Sv> {
         TypeClass::Float => Sv::F(*to_f64s(&a.buf.take(&[k])).first()?),
         TypeClass::Pred => Sv::P(a.get_bool(k)),
         TypeClass::Signed => Sv::S(a.get_i64(k)),
-        TypeClass::Unsigned => Sv::U(a.get_i64(k) as u64),
+        // Not `get_i64`: it saturates u64 values above i64::MAX (right for indices only).
+        TypeClass::Unsigned => match &a.buf {
+            crate::value::Buffer::U64(v) => Sv::U(v[k]),
+            _ => Sv::U(a.get_i64(k) as u64),
+        },
         _ => return None,
     })
 }

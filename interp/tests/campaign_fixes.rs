@@ -64,6 +64,11 @@ fn binary_module(op: &str, ty: &str, n: usize) -> String {
 /// Runs every case on the interpreter (which must succeed) and, unless XLA is skipped, on XLA
 /// CPU, and asserts agreement within `rtol` (plus an absolute 1e-30 for values XLA flushes).
 fn check(cases: Vec<(String, String, Vec<Literal>, f64)>) {
+    check_abs(cases, 1e-30)
+}
+
+/// [`check`] with an absolute tolerance `abs` (for results that are rounding noise around 0).
+fn check_abs(cases: Vec<(String, String, Vec<Literal>, f64)>, abs: f64) {
     let ours: Vec<Literal> = cases
         .iter()
         .map(|(what, text, args, _)| eval(text, args).unwrap_or_else(|e| panic!("{what}: {e}")))
@@ -84,7 +89,7 @@ fn check(cases: Vec<(String, String, Vec<Literal>, f64)>) {
         let leaves = o.leaves();
         assert_eq!(leaves.len(), x.len(), "{what}: leaf count");
         for (k, (a, b)) in leaves.iter().zip(x).enumerate() {
-            if let Err(e) = compare(a, b, 1e-30, *rtol) {
+            if let Err(e) = compare(a, b, abs, *rtol) {
                 failures.push(format!("{what}, leaf {k}: {e}"));
             }
         }
@@ -395,5 +400,71 @@ fn huge_unsigned_start_indices_clamp_to_the_top_as_xla_cpu_runs_them() {
             0.0,
         ));
     }
+    check(cases);
+}
+
+/// Campaign findings (c64/c128 atan2, labelled `oracle`): atan2(z, z) where z^2 has a zero
+/// imaginary part of negative sign (z = (-0, b), (tiny, -b), (0, -b)). Inside XLA's complex
+/// atan2 the square root takes that zero's sign (copysign), unlike XLA's sqrt op, which puts a
+/// negative zero on the upper side; the answer flips between pi/4 and -3pi/4.
+#[test]
+fn complex_atan2_takes_the_sign_of_a_zero_imaginary_part() {
+    let z = vec![
+        (-0.0, 0.6346079),
+        (5e-324, -0.018762746672594588),
+        (0.0, -0.25),
+        (-6.5, -2.75),
+        (0.0, 0.25),
+        (-0.0, -0.5),
+    ];
+    let mut cases = Vec::new();
+    for (ty, pt, rtol) in [
+        ("c64", PrimitiveType::C64, 1e-5),
+        ("c128", PrimitiveType::C128, 1e-12),
+    ] {
+        cases.push((
+            format!("atan2(z, z) on {ty}"),
+            binary_module("atan2", ty, z.len()),
+            vec![cplx(pt, &z), cplx(pt, &z)],
+            rtol,
+        ));
+    }
+    // The imaginary parts are rounding noise around 0 (1e-7 in c64, 1e-16 in c128).
+    check_abs(cases, 1e-6);
+}
+
+/// Campaign findings (complex power, labelled `oracle`): z^w where |z|^2 underflows (the
+/// smallest normal f32 in both parts) or overflows (a part near the largest f64) while |z| does
+/// not. XLA computes exp(w log z) with a log that avoids |z|^2; the oracle took ln(|z|^2) and
+/// gave NaN.
+#[test]
+fn complex_power_of_tiny_and_huge_bases_agrees_with_xla_cpu() {
+    let tiny32 = f32::MIN_POSITIVE as f64;
+    let mut cases = Vec::new();
+    let x32 = vec![(tiny32, tiny32), (1e30, 1e30), (2.0, 3.0)];
+    let y32 = vec![(tiny32, tiny32), (0.0, 0.0), (0.5, 0.25)];
+    cases.push((
+        "power on c64".to_string(),
+        binary_module("power", "c64", x32.len()),
+        vec![
+            cplx(PrimitiveType::C64, &x32),
+            cplx(PrimitiveType::C64, &y32),
+        ],
+        1e-5,
+    ));
+    let x64 = vec![
+        (1.7976931348623157e308, 0.7909391499294314),
+        (1e-200, 1e-200),
+    ];
+    let y64 = vec![(0.0, 0.0), (0.5, 0.0)];
+    cases.push((
+        "power on c128".to_string(),
+        binary_module("power", "c128", x64.len()),
+        vec![
+            cplx(PrimitiveType::C128, &x64),
+            cplx(PrimitiveType::C128, &y64),
+        ],
+        1e-12,
+    ));
     check(cases);
 }

@@ -11,6 +11,7 @@ pub mod dump;
 pub mod fuzz;
 pub mod gen;
 pub mod minimize;
+pub mod recheck;
 pub mod run;
 pub mod triage;
 
@@ -97,6 +98,8 @@ pub enum Command {
     Bisect(bisect::Args),
     /// Triage a bug report (a dump directory or an HLO file): run, minimize, bisect, report.
     Triage(triage::Args),
+    /// Test stored findings again, as a campaign would, with the current build and jaxlib.
+    Recheck(recheck::Args),
 }
 
 /// Runs a parsed command line.
@@ -111,6 +114,7 @@ pub fn run(cli: Cli) -> Result<Exit, Failure> {
         Command::Minimize(a) => minimize::run(a, &cli.global),
         Command::Bisect(a) => bisect::run(a, &cli.global),
         Command::Triage(a) => triage::run(a, &cli.global),
+        Command::Recheck(a) => recheck::run(a, &cli.global),
     }
 }
 

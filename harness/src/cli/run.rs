@@ -232,6 +232,16 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
             verdict = v;
         }
     }
+    let xla: Vec<&WorkerBackend> = workers.iter().filter(|w| w.name() != VOTER).collect();
+    let verdict = crate::campaign::check_constant_folding(
+        verdict,
+        &InterpBackend::new(),
+        &xla,
+        &module,
+        &inputs,
+        &opts,
+        &tol,
+    );
     let exit = if verdict.is_bug() {
         Exit::BugFound
     } else {

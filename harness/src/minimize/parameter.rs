@@ -69,3 +69,40 @@ impl Reduction for ReplaceByParameter {
         })
     }
 }
+
+/// Every constant and iota of the entry computation turned into a new entry parameter whose
+/// input is its value: the same program, with nothing left for XLA to fold at compile time.
+/// `None` when there is nothing to turn or a value cannot be computed.
+pub fn constants_to_parameters(case: &Case) -> Option<Case> {
+    let c = case.module.entry_computation();
+    let targets: Vec<usize> = (0..c.instructions.len())
+        .filter(|&ii| {
+            let i = &c.instructions[ii];
+            matches!(i.opcode, Opcode::Constant | Opcode::Iota)
+                && matches!(&i.shape, Shape::Array(a) if a.ty.is_array_type() && a.is_static())
+        })
+        .collect();
+    if targets.is_empty() {
+        return None;
+    }
+    let values = targets
+        .iter()
+        .map(|&ii| value_of(case, ii))
+        .collect::<Option<Vec<_>>>()?;
+    let mut m = case.module.clone();
+    let mut inputs = case.inputs.clone();
+    let entry = m.entry;
+    for (k, (&ii, value)) in targets.iter().zip(values).enumerate() {
+        // Each insertion at position 0 moved the later instructions down by one.
+        let at = ii + k;
+        let old = &m.computations[entry].instructions[at];
+        let name = edit::fresh_name(&m, &format!("p.{}", old.name));
+        let mut p = Instruction::new(name, Opcode::Parameter, old.shape.clone());
+        p.parameter_number = Some(inputs.len() as i64);
+        let c = &mut m.computations[entry];
+        let id = edit::insert(c, 0, p);
+        edit::replace_uses(c, at + 1, id);
+        inputs.push(value);
+    }
+    super::unused::cleanup(&Case { module: m, inputs })
+}

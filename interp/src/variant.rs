@@ -1,0 +1,229 @@
+//! Implementation choices XLA is free to make, as evaluation options of the oracle.
+//!
+//! The default evaluation makes one choice for each; a differential harness that sees XLA
+//! disagree with the oracle can evaluate again under another [`Variant`] and ask whether XLA's
+//! result is one of the allowed ones:
+//!
+//! - **Sign of a NaN** an operation produces. IEEE 754 leaves it open; x86 hardware makes the
+//!   "default NaN" negative, while constant folders (C++ `std::` functions, LLVM's folder) make
+//!   it positive, so the same XLA module gives either depending on what was folded. It is only
+//!   visible through `bitcast-convert`, `TOTALORDER` comparisons and sorts.
+//! - **Last bits of approximated functions** (`exponential`, `log`, `tanh`, `cbrt`, ...). XLA
+//!   CPU uses its own polynomial approximations, a few ulps from the correctly rounded result.
+//!   Comparators allow that on floats; a variant nudges the oracle's results by whole ulps so
+//!   that what depends on them discontinuously (comparisons, bitcasts, rounding to integers)
+//!   can be checked against the nudged result too.
+
+use crate::value::{from_bits, to_bits, Array, Buffer};
+use crate::Result;
+use hlo::{Opcode, PrimitiveType};
+
+/// One set of implementation choices. The default is the oracle's usual evaluation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Variant {
+    /// `Some(negative)`: every NaN an arithmetic op produces gets this sign.
+    pub nan_sign: Option<bool>,
+    /// Results of approximated functions move this many ulps (of their type) up, or down when
+    /// negative; finite results stay finite.
+    pub nudge_ulps: i32,
+}
+
+impl Variant {
+    pub fn is_default(&self) -> bool {
+        *self == Variant::default()
+    }
+}
+
+/// Functions XLA computes with approximations of its own (results a few ulps off).
+pub const APPROXIMATED: &[Opcode] = &[
+    Opcode::Exp,
+    Opcode::Expm1,
+    Opcode::Log,
+    Opcode::Log1p,
+    Opcode::Tanh,
+    Opcode::Logistic,
+    Opcode::Erf,
+    Opcode::Sin,
+    Opcode::Cos,
+    Opcode::Tan,
+    Opcode::Atan2,
+    Opcode::Power,
+    Opcode::Rsqrt,
+    Opcode::Cbrt,
+    Opcode::Acos,
+    Opcode::Acosh,
+    Opcode::Asin,
+    Opcode::Asinh,
+    Opcode::Atan,
+    Opcode::Atanh,
+    Opcode::Cosh,
+    Opcode::Sinh,
+    Opcode::Fft,
+];
+
+/// Ops whose NaN results keep the operand's sign bit by definition (they move or flip bits).
+fn keeps_sign(op: Opcode) -> bool {
+    matches!(
+        op,
+        Opcode::Negate | Opcode::Abs | Opcode::Real | Opcode::Imag | Opcode::Complex
+    )
+}
+
+/// Sign-magnitude layout of a float type: (bit width, sign bit) or `None` when the type has no
+/// sign bit or no signed NaN (the fnuz types keep NaN in the negative-zero pattern).
+fn sign_layout(ty: PrimitiveType) -> Option<u32> {
+    use PrimitiveType as T;
+    match ty {
+        T::F16 | T::Bf16 | T::F32 | T::F64 | T::F8E5M2 | T::F8E4M3 | T::F8E4M3FN | T::F8E3M4 => {
+            Some(ty.bit_width() as u32)
+        }
+        _ => None,
+    }
+}
+
+/// Applies `v` to the result `a` of elementwise op `op`.
+pub fn adjust(op: Opcode, a: Array, v: &Variant) -> Result<Array> {
+    if v.is_default() || !(a.ty.is_float() || a.ty.is_complex()) {
+        return Ok(a);
+    }
+    let comp = a.ty.complex_component().unwrap_or(a.ty);
+    let Some(width) = sign_layout(comp) else {
+        return Ok(a);
+    };
+    let nan_sign = v.nan_sign.filter(|_| !keeps_sign(op));
+    let nudge = if APPROXIMATED.contains(&op) {
+        v.nudge_ulps
+    } else {
+        0
+    };
+    if nan_sign.is_none() && nudge == 0 {
+        return Ok(a);
+    }
+    let bits = to_bits(&a.buf);
+    let parts = if a.ty.is_complex() { 2 } else { 1 };
+    let mask = (1u128 << width) - 1;
+    let out: Vec<u128> = bits
+        .iter()
+        .map(|&b| {
+            let mut r = 0u128;
+            for p in 0..parts {
+                let x = (b >> (p * width as usize)) & mask;
+                r |= adjust_bits(comp, width, x, nan_sign, nudge) << (p * width as usize);
+            }
+            r
+        })
+        .collect();
+    let buf: Buffer = from_bits(a.ty, &out)?;
+    Ok(Array::new(a.ty, a.dims, buf))
+}
+
+fn value_of(ty: PrimitiveType, bits: u128) -> f64 {
+    from_bits(ty, &[bits])
+        .ok()
+        .map(|b| crate::elementwise::to_f64s(&b)[0])
+        .unwrap_or(f64::NAN)
+}
+
+fn adjust_bits(ty: PrimitiveType, width: u32, x: u128, nan_sign: Option<bool>, nudge: i32) -> u128 {
+    let sign = 1u128 << (width - 1);
+    let v = value_of(ty, x);
+    if v.is_nan() {
+        return match nan_sign {
+            Some(true) => x | sign,
+            Some(false) => x & !sign,
+            None => x,
+        };
+    }
+    if nudge == 0 || !v.is_finite() {
+        return x;
+    }
+    // Ordered integer: -magnitude for negatives, so +-1 is one ulp up or down.
+    let mag = (x & (sign - 1)) as i128;
+    let ord = if x & sign != 0 { -mag } else { mag };
+    let moved = ord + nudge as i128;
+    let y = if moved < 0 {
+        sign | (-moved) as u128
+    } else {
+        moved as u128
+    };
+    if value_of(ty, y).is_finite() {
+        y
+    } else {
+        x
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f32_array(v: &[f32]) -> Array {
+        Array::new(PrimitiveType::F32, vec![v.len()], Buffer::F32(v.to_vec()))
+    }
+
+    fn f32s(a: &Array) -> Vec<u32> {
+        match &a.buf {
+            Buffer::F32(v) => v.iter().map(|x| x.to_bits()).collect(),
+            _ => panic!("not f32"),
+        }
+    }
+
+    #[test]
+    fn nan_sign_is_set_on_arithmetic_results_only() {
+        let a = f32_array(&[f32::NAN, -f32::NAN, 1.0]);
+        let neg = Variant {
+            nan_sign: Some(true),
+            nudge_ulps: 0,
+        };
+        let r = adjust(Opcode::Remainder, a.clone(), &neg).unwrap();
+        assert_eq!(f32s(&r), vec![0xffc0_0000, 0xffc0_0000, 1f32.to_bits()]);
+        let kept = adjust(Opcode::Negate, a, &neg).unwrap();
+        assert_eq!(f32s(&kept), f32s(&f32_array(&[f32::NAN, -f32::NAN, 1.0])));
+    }
+
+    #[test]
+    fn nudge_moves_approximated_results_by_ulps_across_zero_and_not_past_the_largest() {
+        let a = f32_array(&[1.0, -1.0, 0.0, f32::MAX, f32::INFINITY]);
+        let up = Variant {
+            nan_sign: None,
+            nudge_ulps: 1,
+        };
+        let r = adjust(Opcode::Cbrt, a.clone(), &up).unwrap();
+        let b = f32s(&r);
+        assert_eq!(b[0], 1f32.to_bits() + 1);
+        assert_eq!(b[1], (-1f32).to_bits() - 1);
+        assert_eq!(f32::from_bits(b[2]), f32::from_bits(1));
+        assert_eq!(f32::from_bits(b[3]), f32::MAX);
+        assert_eq!(f32::from_bits(b[4]), f32::INFINITY);
+        let down = Variant {
+            nan_sign: None,
+            nudge_ulps: -1,
+        };
+        let r = adjust(Opcode::Cbrt, f32_array(&[0.0]), &down).unwrap();
+        assert_eq!(f32s(&r), vec![0x8000_0001]);
+        // Exact ops are never nudged.
+        let r = adjust(Opcode::Add, f32_array(&[1.0]), &up).unwrap();
+        assert_eq!(f32s(&r), vec![1f32.to_bits()]);
+    }
+
+    #[test]
+    fn complex_parts_are_adjusted_separately() {
+        let a = Array::new(
+            PrimitiveType::C64,
+            vec![1],
+            Buffer::C64(vec![num_complex::Complex32::new(f32::NAN, 2.0)]),
+        );
+        let v = Variant {
+            nan_sign: Some(true),
+            nudge_ulps: 1,
+        };
+        let r = adjust(Opcode::Log, a, &v).unwrap();
+        match r.buf {
+            Buffer::C64(v) => {
+                assert_eq!(v[0].re.to_bits(), 0xffc0_0000);
+                assert_eq!(v[0].im.to_bits(), 2f32.to_bits() + 1);
+            }
+            _ => panic!("not c64"),
+        }
+    }
+}
