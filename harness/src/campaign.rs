@@ -318,11 +318,12 @@ pub struct ModuleTimings {
 /// Explains a mismatch by a choice XLA is free to make, or `None`. In order:
 /// 1. flush-to-zero: the oracle agrees once subnormal inputs are zeros (XLA CPU's denormal mode);
 ///    vote `ftz`.
-/// 2. implementation choices (`interp::variant`): the sign of NaNs operations produce, and the
-///    last ulps of approximated functions (through comparisons, bitcasts and roundings that turn
-///    them into different integers). The oracle evaluates again under each choice (with the
-///    inputs as given and flushed) and every element XLA returned must equal the oracle's
-///    element under one of them; vote `implementation-choice`.
+/// 2. implementation choices (`interp::variant`): denormals flushed anywhere (the CPU mode XLA
+///    CPU runs in), the sign of NaNs operations produce, the last ulps of approximated
+///    functions (through comparisons, bitcasts and roundings that turn them into different
+///    integers), and the accumulation precision of dots and convolutions (partial sums that
+///    overflow). The oracle evaluates again under each choice, and every element XLA returned
+///    must equal the oracle's element under one of them; vote `implementation-choice`.
 pub fn explain_ftz(
     oracle: &InterpBackend,
     module: &Module,
@@ -346,32 +347,55 @@ pub fn explain_ftz(
             return Some(v);
         }
     }
-    let approximated = module.computations.iter().any(|c| {
-        c.instructions
-            .iter()
-            .any(|i| APPROXIMATED.contains(&i.opcode))
-    });
-    let mut variants = vec![
-        Variant {
-            nan_sign: Some(true),
-            nudge_ulps: 0,
-        },
-        Variant {
-            nan_sign: Some(false),
-            nudge_ulps: 0,
-        },
-    ];
-    if approximated {
-        for n in [1, -1, 2, -2, 4, -4] {
+    let mut approximated: Vec<hlo::Opcode> = module
+        .computations
+        .iter()
+        .flat_map(|c| c.instructions.iter().map(|i| i.opcode))
+        .filter(|op| APPROXIMATED.contains(op))
+        .collect();
+    approximated.sort_by_key(|op| op.name());
+    approximated.dedup();
+    let mut variants = Vec::new();
+    for flush_denormals in [false, true] {
+        for nan_sign in [None, Some(true), Some(false)] {
             variants.push(Variant {
-                nan_sign: None,
-                nudge_ulps: n,
+                nan_sign,
+                flush_denormals,
+                ..Variant::default()
             });
         }
     }
-    let mut input_sets = vec![inputs];
-    if let Some(f) = &flushed {
-        input_sets.push(f.as_slice());
+    variants.remove(0); // the default evaluation is already a candidate
+    if module.computations.iter().any(|c| {
+        c.instructions
+            .iter()
+            .any(|i| matches!(i.opcode, hlo::Opcode::Dot | hlo::Opcode::Convolution))
+    }) {
+        variants.push(Variant {
+            narrow_accumulation: true,
+            ..Variant::default()
+        });
+    }
+    if !approximated.is_empty() {
+        // Every approximated op off by the same ulps, then each op alone (in a chain of two,
+        // the last one's rounding is often all that differs).
+        for n in [1, -1, 2, -2, 4, -4] {
+            variants.push(Variant {
+                nudge_ulps: n,
+                ..Variant::default()
+            });
+        }
+        if approximated.len() > 1 {
+            for &op in &approximated {
+                for n in [1, -1, 2, -2] {
+                    variants.push(Variant {
+                        nudge_ulps: n,
+                        nudge_only: Some(op),
+                        ..Variant::default()
+                    });
+                }
+            }
+        }
     }
     let mut candidates: Vec<Vec<Literal>> = vec![base.outputs.clone()];
     let xla: Vec<(usize, &RunResult)> = outcomes
@@ -383,37 +407,36 @@ pub fn explain_ftz(
     if xla.is_empty() {
         return None;
     }
-    for ins in &input_sets {
-        for variant in &variants {
-            let b = InterpBackend {
-                options: interp::EvalOptions {
-                    variant: *variant,
-                    ..oracle.options.clone()
-                },
-            };
-            let Outcome::Ok(r) = b.run_module(module, ins) else {
-                continue;
-            };
-            candidates.push(r.outputs);
-            // Every XLA result must be explained by the candidates so far.
-            let mut verdict = None;
-            for &(j, r) in &xla {
-                match explained_by(&candidates, r, &base, &outcomes[j], tol) {
-                    Some(v) => verdict = Some(v),
-                    None => {
-                        verdict = None;
-                        break;
-                    }
+    for variant in &variants {
+        let b = InterpBackend {
+            options: interp::EvalOptions {
+                variant: *variant,
+                ..oracle.options.clone()
+            },
+        };
+        let Outcome::Ok(r) = b.run_module(module, inputs) else {
+            continue;
+        };
+        candidates.push(r.outputs);
+        // Every XLA result must be explained by the candidates so far.
+        let mut verdict = None;
+        for &(j, r) in &xla {
+            match explained_by(&candidates, r, &base, &outcomes[j], tol) {
+                Some(v) => verdict = Some(v),
+                None => {
+                    verdict = None;
+                    break;
                 }
             }
-            if let Some(mut v) = verdict {
-                v.message = "explained by implementation choices XLA is free to make (the sign of \
-                             NaNs operations produce, the last ulps of approximated functions, \
-                             flush-to-zero): each differing element is the oracle's under one"
-                    .into();
-                v.vote = Some("implementation-choice".into());
-                return Some(v);
-            }
+        }
+        if let Some(mut v) = verdict {
+            v.message = "explained by implementation choices XLA is free to make (the sign of \
+                         NaNs operations produce, the last ulps of approximated functions, \
+                         dot/convolution accumulation precision, flush-to-zero): each \
+                         differing element is the oracle's under one"
+                .into();
+            v.vote = Some("implementation-choice".into());
+            return Some(v);
         }
     }
     None

@@ -4,6 +4,11 @@
 //! accumulated in the wide type and rounded once to the result type. XLA CPU accumulates f32 dots
 //! in f32 (in an order of its own), so float results agree within a tolerance, not bit for bit.
 //! Integer dots wrap exactly like XLA's (arithmetic modulo 2^width).
+//!
+//! With `narrow_accumulation` (an implementation-choice variant, see `variant`), float results
+//! narrower than f64 accumulate in f32 and c64 in single-precision parts, each product and sum
+//! rounded as XLA CPU's loops do: intermediate overflow then gives inf, or NaN from inf - inf,
+//! where the wide sum stays finite.
 
 use crate::attrs;
 use crate::convert::convert;
@@ -40,6 +45,51 @@ impl Acc for Complex64 {
     fn mul_add(self, a: Complex64, b: Complex64) -> Complex64 {
         self + a * b
     }
+}
+
+/// f32 accumulation (products and sums rounded to f32).
+#[derive(Clone, Copy)]
+struct F32Acc(f32);
+impl Acc for F32Acc {
+    const ZERO: F32Acc = F32Acc(0.0);
+    #[inline(always)]
+    fn mul_add(self, a: F32Acc, b: F32Acc) -> F32Acc {
+        F32Acc(self.0 + a.0 * b.0)
+    }
+}
+/// Single-precision complex accumulation.
+#[derive(Clone, Copy)]
+struct C32Acc(num_complex::Complex32);
+impl Acc for C32Acc {
+    const ZERO: C32Acc = C32Acc(num_complex::Complex32::new(0.0, 0.0));
+    #[inline(always)]
+    fn mul_add(self, a: C32Acc, b: C32Acc) -> C32Acc {
+        C32Acc(self.0 + a.0 * b.0)
+    }
+}
+
+fn f32s(v: &[f64]) -> Vec<F32Acc> {
+    v.iter().map(|&x| F32Acc(x as f32)).collect()
+}
+fn c32s(v: &[Complex64]) -> Vec<C32Acc> {
+    v.iter()
+        .map(|x| C32Acc(num_complex::Complex32::new(x.re as f32, x.im as f32)))
+        .collect()
+}
+fn from_f32s(v: Vec<F32Acc>) -> Wide {
+    Wide::F(v.into_iter().map(|x| x.0 as f64).collect())
+}
+fn from_c32s(v: Vec<C32Acc>) -> Wide {
+    Wide::C(
+        v.into_iter()
+            .map(|x| Complex64::new(x.0.re as f64, x.0.im as f64))
+            .collect(),
+    )
+}
+
+/// Whether a result of type `ty` accumulates narrowly under `narrow_accumulation`.
+fn narrow_float(ty: PrimitiveType) -> bool {
+    ty.is_float() && ty != PrimitiveType::F64
 }
 
 enum Wide {
@@ -125,7 +175,7 @@ fn permuted_positions(dims: &[usize], order: &[usize]) -> Vec<usize> {
     out
 }
 
-pub fn dot(i: &Instruction, l: &Array, r: &Array) -> Result<Array> {
+pub fn dot(i: &Instruction, l: &Array, r: &Array, narrow_accumulation: bool) -> Result<Array> {
     let (ty, dims) = out_dims(i)?;
     let lb = attrs::dims(i, "lhs_batch_dims")?;
     let rb = attrs::dims(i, "rhs_batch_dims")?;
@@ -167,6 +217,12 @@ pub fn dot(i: &Instruction, l: &Array, r: &Array) -> Result<Array> {
     let rbuf = r.buf.take(&permuted_positions(&r.dims, &rorder));
     let d = domain(&[l.ty, r.ty, ty]);
     let out = match (widen(&lbuf, d)?, widen(&rbuf, d)?) {
+        (Wide::F(a), Wide::F(b)) if narrow_accumulation && narrow_float(ty) => {
+            from_f32s(batched_matmul(&f32s(&a), &f32s(&b), bsz, m, k, n))
+        }
+        (Wide::C(a), Wide::C(b)) if narrow_accumulation && ty == PrimitiveType::C64 => {
+            from_c32s(batched_matmul(&c32s(&a), &c32s(&b), bsz, m, k, n))
+        }
         (Wide::F(a), Wide::F(b)) => Wide::F(batched_matmul(&a, &b, bsz, m, k, n)),
         (Wide::I(a), Wide::I(b)) => Wide::I(batched_matmul(&a, &b, bsz, m, k, n)),
         (Wide::C(a), Wide::C(b)) => Wide::C(batched_matmul(&a, &b, bsz, m, k, n)),
@@ -176,7 +232,12 @@ pub fn dot(i: &Instruction, l: &Array, r: &Array) -> Result<Array> {
 }
 
 /// Convolution as the StableHLO spec defines it, including feature and batch groups.
-pub fn convolution(i: &Instruction, l: &Array, r: &Array) -> Result<Array> {
+pub fn convolution(
+    i: &Instruction,
+    l: &Array,
+    r: &Array,
+    narrow_accumulation: bool,
+) -> Result<Array> {
     let (ty, dims) = out_dims(i)?;
     let dl = i
         .conv_dims()
@@ -363,6 +424,36 @@ pub fn convolution(i: &Instruction, l: &Array, r: &Array) -> Result<Array> {
         b * ost[ob] + fo * ost[of] + o.iter().zip(&osp).map(|(&x, &d)| x * ost[d]).sum::<usize>()
     };
     let out = match (widen(&l.buf, d)?, widen(&r.buf, d)?) {
+        (Wide::F(a), Wide::F(b)) if narrow_accumulation && narrow_float(ty) => from_f32s(run(
+            &f32s(&a),
+            &f32s(&b),
+            n_out,
+            out_batch,
+            out_feat,
+            &ospd,
+            &kspd,
+            &locate,
+            k_in,
+            lst[ifd],
+            rst[kif],
+            &place,
+        )),
+        (Wide::C(a), Wide::C(b)) if narrow_accumulation && ty == PrimitiveType::C64 => {
+            from_c32s(run(
+                &c32s(&a),
+                &c32s(&b),
+                n_out,
+                out_batch,
+                out_feat,
+                &ospd,
+                &kspd,
+                &locate,
+                k_in,
+                lst[ifd],
+                rst[kif],
+                &place,
+            ))
+        }
         (Wide::F(a), Wide::F(b)) => Wide::F(run(
             &a, &b, n_out, out_batch, out_feat, &ospd, &kspd, &locate, k_in, lst[ifd], rst[kif],
             &place,

@@ -232,12 +232,6 @@ macro_rules! xla_complex_fns {
             /// (t = sqrt((|a| + |z|) / 2); the other part |b| / 2t), which give an exact zero real part
             /// on the negative real axis as XLA does.
             pub fn sqrt(z: C) -> C {
-                sqrt_with(z, false)
-            }
-
-            /// [`sqrt`]; with `signed_zero`, a zero imaginary part's sign picks the side of the
-            /// branch cut (copysign), as in the square root inside XLA's complex atan2.
-            fn sqrt_with(z: C, signed_zero: bool) -> C {
                 let (a, b) = (z.re, z.im);
                 let r = abs(z);
                 if r == 0.0 {
@@ -268,7 +262,7 @@ macro_rules! xla_complex_fns {
                 }
                 if r == F::INFINITY {
                     // |z| overflows although both parts are finite: sqrt(z) = 2 sqrt(z / 4).
-                    let h = sqrt_with(c(a * 0.25, b * 0.25), signed_zero);
+                    let h = sqrt(c(a * 0.25, b * 0.25));
                     return c(h.re * 2.0, h.im * 2.0);
                 }
                 let t = (0.5 * a.abs() + 0.5 * r).sqrt();
@@ -276,13 +270,8 @@ macro_rules! xla_complex_fns {
                 if a >= 0.0 {
                     c(t, b / (2.0 * t))
                 } else {
-                    // XLA's sqrt op: a zero imaginary part counts as non-negative whatever its
-                    // sign; inside its atan2 the sign of zero counts.
-                    if signed_zero {
-                        c(o, t.copysign(b))
-                    } else {
-                        c(o, if b >= 0.0 { t } else { -t })
-                    }
+                    // XLA: a zero imaginary part counts as non-negative whatever its sign.
+                    c(o, if b >= 0.0 { t } else { -t })
                 }
             }
 
@@ -397,9 +386,12 @@ macro_rules! xla_complex_fns {
                 c(coeff * co, coeff * s)
             }
 
-            /// atan2(y, x) = -i log((x + i y) / sqrt(x^2 + y^2)), each step with XLA's formulas.
+            /// atan2(y, x) = -i log((x + i y) / (x^2 + y^2)^(1/2)), each step with XLA's formulas.
+            /// The square root is the complex power 1/2 (exp(log(z) / 2)), not the sqrt op: the
+            /// sign of a zero imaginary part picks the side of the branch cut, and an infinite
+            /// x^2 + y^2 gives NaN, as on XLA.
             pub fn atan2(y: C, x: C) -> C {
-                let s = sqrt_with(mul(x, x) + mul(y, y), true);
+                let s = pow(mul(x, x) + mul(y, y), c(0.5, 0.0));
                 let num = c(x.re - y.im, x.im + y.re);
                 let l = log(div(num, s));
                 c(l.im, -l.re)

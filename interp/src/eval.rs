@@ -487,11 +487,21 @@ impl<'m> Ctx<'m> {
             O::SelectAndScatter => reduce::select_and_scatter(self, i, ops)?,
             O::Dot => {
                 need(2)?;
-                Value::array(dot::dot(i, a(0)?, a(1)?)?)
+                Value::array(dot::dot(
+                    i,
+                    a(0)?,
+                    a(1)?,
+                    self.opts.variant.narrow_accumulation,
+                )?)
             }
             O::Convolution => {
                 need(2)?;
-                Value::array(dot::convolution(i, a(0)?, a(1)?)?)
+                Value::array(dot::convolution(
+                    i,
+                    a(0)?,
+                    a(1)?,
+                    self.opts.variant.narrow_accumulation,
+                )?)
             }
             O::Sort => sort::sort(self, i, ops)?,
             O::TopK => {

@@ -90,7 +90,18 @@ pub fn evaluate_with(
         let out = eval::run_entry(module, vals, opts)?;
         Ok(out.to_literal())
     };
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+    let caught = if opts.variant.flush_denormals {
+        variant::with_flush_denormals(|| {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(run))
+        })
+    } else {
+        Ok(std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)))
+    };
+    let caught = match caught {
+        Ok(c) => c,
+        Err(e) => return Err(e),
+    };
+    match caught {
         Ok(r) => r,
         Err(p) => {
             let why = p

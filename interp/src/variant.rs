@@ -13,6 +13,12 @@
 //!   Comparators allow that on floats; a variant nudges the oracle's results by whole ulps so
 //!   that what depends on them discontinuously (comparisons, bitcasts, rounding to integers)
 //!   can be checked against the nudged result too.
+//! - **Denormals**: XLA CPU runs with the CPU's flush-to-zero and denormals-are-zero modes,
+//!   so subnormal floats anywhere (inputs or intermediate results) count as zero. The variant
+//!   runs the oracle in the same CPU mode (x86-64 only).
+//! - **Accumulation precision** of `dot` and `convolution`. The oracle sums in f64 and rounds
+//!   once; XLA CPU sums f32 (and narrower) in f32, so a sum whose partial results overflow is
+//!   inf or NaN there and finite here.
 
 use crate::value::{from_bits, to_bits, Array, Buffer};
 use crate::Result;
@@ -26,11 +32,21 @@ pub struct Variant {
     /// Results of approximated functions move this many ulps (of their type) up, or down when
     /// negative; finite results stay finite.
     pub nudge_ulps: i32,
+    /// Only the results of this approximated op move (`None`: of every approximated op).
+    pub nudge_only: Option<Opcode>,
+    /// Evaluate with the CPU's flush-to-zero and denormals-are-zero modes on, as XLA CPU runs:
+    /// subnormal inputs of float instructions read as zero and subnormal results become zero.
+    pub flush_denormals: bool,
+    /// `dot` and `convolution` accumulate in the precision of their result (f32 for narrower
+    /// floats, single-precision parts for c64), rounding every product and sum, instead of in
+    /// f64 with one rounding at the end.
+    pub narrow_accumulation: bool,
 }
 
 impl Variant {
-    pub fn is_default(&self) -> bool {
-        *self == Variant::default()
+    /// True when no option changes the evaluation of elementwise results (see [`adjust`]).
+    pub fn leaves_elementwise_results(&self) -> bool {
+        self.nan_sign.is_none() && self.nudge_ulps == 0
     }
 }
 
@@ -61,6 +77,38 @@ pub const APPROXIMATED: &[Opcode] = &[
     Opcode::Fft,
 ];
 
+/// Runs `f` with the x86-64 MXCSR flush-to-zero and denormals-are-zero bits set, on a one-off
+/// thread pool whose threads all have them (the oracle's parallel loops run on rayon), or
+/// `Unsupported` on other architectures.
+pub fn with_flush_denormals<R: Send>(f: impl FnOnce() -> R + Send) -> crate::Result<R> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[allow(deprecated)]
+        fn set_ftz_daz() {
+            use std::arch::x86_64::{_mm_getcsr, _mm_setcsr};
+            // FTZ is bit 15, DAZ bit 6. Both only change how subnormals are treated; the pool's
+            // threads exit with the pool, so the mode never leaks into other work.
+            unsafe { _mm_setcsr(_mm_getcsr() | 0x8040) };
+        }
+        let threads = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .start_handler(|_| set_ftz_daz())
+            .build()
+            .map_err(|e| crate::unsupported(format!("flush-to-zero thread pool: {e}")))?;
+        Ok(pool.install(f))
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = f;
+        Err(crate::unsupported(
+            "evaluation with flush-to-zero needs x86-64",
+        ))
+    }
+}
+
 /// Ops whose NaN results keep the operand's sign bit by definition (they move or flip bits).
 fn keeps_sign(op: Opcode) -> bool {
     matches!(
@@ -83,7 +131,7 @@ fn sign_layout(ty: PrimitiveType) -> Option<u32> {
 
 /// Applies `v` to the result `a` of elementwise op `op`.
 pub fn adjust(op: Opcode, a: Array, v: &Variant) -> Result<Array> {
-    if v.is_default() || !(a.ty.is_float() || a.ty.is_complex()) {
+    if v.leaves_elementwise_results() || !(a.ty.is_float() || a.ty.is_complex()) {
         return Ok(a);
     }
     let comp = a.ty.complex_component().unwrap_or(a.ty);
@@ -91,7 +139,7 @@ pub fn adjust(op: Opcode, a: Array, v: &Variant) -> Result<Array> {
         return Ok(a);
     };
     let nan_sign = v.nan_sign.filter(|_| !keeps_sign(op));
-    let nudge = if APPROXIMATED.contains(&op) {
+    let nudge = if APPROXIMATED.contains(&op) && v.nudge_only.is_none_or(|o| o == op) {
         v.nudge_ulps
     } else {
         0
@@ -173,7 +221,7 @@ mod tests {
         let a = f32_array(&[f32::NAN, -f32::NAN, 1.0]);
         let neg = Variant {
             nan_sign: Some(true),
-            nudge_ulps: 0,
+            ..Variant::default()
         };
         let r = adjust(Opcode::Remainder, a.clone(), &neg).unwrap();
         assert_eq!(f32s(&r), vec![0xffc0_0000, 0xffc0_0000, 1f32.to_bits()]);
@@ -185,8 +233,8 @@ mod tests {
     fn nudge_moves_approximated_results_by_ulps_across_zero_and_not_past_the_largest() {
         let a = f32_array(&[1.0, -1.0, 0.0, f32::MAX, f32::INFINITY]);
         let up = Variant {
-            nan_sign: None,
             nudge_ulps: 1,
+            ..Variant::default()
         };
         let r = adjust(Opcode::Cbrt, a.clone(), &up).unwrap();
         let b = f32s(&r);
@@ -196,8 +244,8 @@ mod tests {
         assert_eq!(f32::from_bits(b[3]), f32::MAX);
         assert_eq!(f32::from_bits(b[4]), f32::INFINITY);
         let down = Variant {
-            nan_sign: None,
             nudge_ulps: -1,
+            ..Variant::default()
         };
         let r = adjust(Opcode::Cbrt, f32_array(&[0.0]), &down).unwrap();
         assert_eq!(f32s(&r), vec![0x8000_0001]);
@@ -216,6 +264,7 @@ mod tests {
         let v = Variant {
             nan_sign: Some(true),
             nudge_ulps: 1,
+            ..Variant::default()
         };
         let r = adjust(Opcode::Log, a, &v).unwrap();
         match r.buf {
@@ -225,5 +274,20 @@ mod tests {
             }
             _ => panic!("not c64"),
         }
+    }
+}
+
+#[cfg(all(test, target_arch = "x86_64"))]
+mod ftz_tests {
+    #[test]
+    fn flush_denormals_makes_subnormal_results_and_inputs_zero() {
+        let tiny = std::hint::black_box(f32::MIN_POSITIVE);
+        let half = std::hint::black_box(0.5f32);
+        let sub = std::hint::black_box(f32::from_bits(1));
+        let (r, d) = super::with_flush_denormals(|| (tiny * half, sub + 0.0)).unwrap();
+        assert_eq!(r, 0.0);
+        assert_eq!(d, 0.0);
+        // Outside, the mode is off.
+        assert!(tiny * half > 0.0);
     }
 }
