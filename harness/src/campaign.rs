@@ -484,12 +484,14 @@ fn explained_by(
     (v.kind == VerdictKind::Match).then_some(v)
 }
 
-/// A mismatch labelled `oracle` (the voter sided with XLA) is looked at once more with every
-/// constant and iota of the entry computation turned into a parameter. When XLA's result then
-/// agrees with the oracle, XLA computes the same program differently depending on what it could
-/// fold at compile time, and the voter shared the folded reading (it receives the module through
-/// XLA's parser and converter): the finding is XLA's, relabelled `xla`. Other verdicts pass.
-pub fn check_constant_folding(
+/// A mismatch not labelled `xla` (the voter sided with XLA, or could not tell) is looked at once
+/// more in forms that
+/// mean the same program: every constant and iota of the entry computation as a parameter (no
+/// compile-time folding), and unsigned indices converted to s64. When XLA's result on such a form
+/// agrees with the oracle, XLA computes the same program differently depending on its form, and
+/// the voter shared XLA's reading (it receives the module through XLA's parser and converter):
+/// the finding is XLA's, relabelled `xla`. Other verdicts pass unchanged.
+pub fn check_equivalent_forms(
     verdict: Verdict,
     oracle: &InterpBackend,
     xla: &[&WorkerBackend],
@@ -498,7 +500,8 @@ pub fn check_constant_folding(
     opts: &RunOptions,
     tol: &Tolerance,
 ) -> Verdict {
-    if verdict.kind != VerdictKind::Mismatch || verdict.label != Some(Label::Oracle) {
+    use crate::minimize::parameter::{constants_to_parameters, widen_unsigned_indices};
+    if verdict.kind != VerdictKind::Mismatch || verdict.label == Some(Label::Xla) {
         return verdict;
     }
     let Some(name) = verdict.backend.clone() else {
@@ -511,34 +514,46 @@ pub fn check_constant_folding(
         module: module.clone(),
         inputs: inputs.to_vec(),
     };
-    let Some(dc) = crate::minimize::parameter::constants_to_parameters(&case) else {
-        return verdict;
-    };
-    let text = hlo::print::module_to_string(&dc.module);
-    let outcomes = vec![
+    type Rewrite = fn(&crate::minimize::Case) -> Option<crate::minimize::Case>;
+    let rewrites: [(&str, Rewrite); 2] = [
         (
-            ORACLE.to_string(),
-            oracle.run_module(&dc.module, &dc.inputs),
+            "constant folding: with constants and iotas as runtime parameters",
+            constants_to_parameters,
         ),
-        (name.clone(), backend.run(&text, &dc.inputs, opts)),
+        (
+            "unsigned indices: with u8/u16/u32 indices converted to s64",
+            widen_unsigned_indices,
+        ),
     ];
-    let mut again = classify(&outcomes, &Evidence::new(tol));
-    if again.kind == VerdictKind::Mismatch {
-        if let Some(v) = explain_ftz(oracle, &dc.module, &dc.inputs, &outcomes, tol) {
-            again = v;
+    for (what, rewrite) in rewrites {
+        let Some(dc) = rewrite(&case) else {
+            continue;
+        };
+        let text = hlo::print::module_to_string(&dc.module);
+        let outcomes = vec![
+            (
+                ORACLE.to_string(),
+                oracle.run_module(&dc.module, &dc.inputs),
+            ),
+            (name.clone(), backend.run(&text, &dc.inputs, opts)),
+        ];
+        let mut again = classify(&outcomes, &Evidence::new(tol));
+        if again.kind == VerdictKind::Mismatch {
+            if let Some(v) = explain_ftz(oracle, &dc.module, &dc.inputs, &outcomes, tol) {
+                again = v;
+            }
+        }
+        if again.kind == VerdictKind::Match {
+            let mut v = verdict;
+            v.label = Some(Label::Xla);
+            v.vote = Some(format!(
+                "{what} XLA agrees with the oracle (the voter shares XLA's reading of the \
+                 original form)"
+            ));
+            return v;
         }
     }
-    if again.kind != VerdictKind::Match {
-        return verdict;
-    }
-    let mut v = verdict;
-    v.label = Some(Label::Xla);
-    v.vote = Some(
-        "constant folding: with constants and iotas as runtime parameters XLA agrees with the \
-         oracle (the voter shares XLA's folded reading)"
-            .into(),
-    );
-    v
+    verdict
 }
 
 /// A copy of `m` whose root tuple holds only the output leaves `keep` (every parameter kept, dead
@@ -844,10 +859,15 @@ impl<'a> Tester<'a> {
         // run elsewhere in the module does not keep it from voting.
         let reduced = restrict_outputs(&p.module, &pre.mismatched_outputs);
         let voter = match (&self.engines.voter, pre.kind) {
-            (Some(v), VerdictKind::Mismatch) => Some(match &reduced {
-                Some(m) => v.run(&hlo::print::module_to_string(m), &p.inputs, &self.opts),
-                None => v.run(&text, &p.inputs, &self.opts),
-            }),
+            (Some(v), VerdictKind::Mismatch) => Some(
+                match crate::classify::voter_abstains(reduced.as_ref().unwrap_or(&p.module)) {
+                    Some(what) => Outcome::Unsupported { what },
+                    None => match &reduced {
+                        Some(m) => v.run(&hlo::print::module_to_string(m), &p.inputs, &self.opts),
+                        None => v.run(&text, &p.inputs, &self.opts),
+                    },
+                },
+            ),
             _ => None,
         };
         let sel = reduced.as_ref().map(|_| pre.mismatched_outputs.as_slice());
@@ -860,7 +880,7 @@ impl<'a> Tester<'a> {
                 ..Evidence::new(tol)
             },
         );
-        let verdict = self.check_constant_folding(verdict, p, tol);
+        let verdict = self.check_equivalent_forms(verdict, p, tol);
         let mut all = firsts.clone();
         if let Some(v) = voter {
             all.push(("stablehlo-ref".into(), v));
@@ -895,8 +915,8 @@ impl<'a> Tester<'a> {
         (packed_verdict, rec)
     }
 
-    fn check_constant_folding(&self, verdict: Verdict, p: &Program, tol: &Tolerance) -> Verdict {
-        check_constant_folding(
+    fn check_equivalent_forms(&self, verdict: Verdict, p: &Program, tol: &Tolerance) -> Verdict {
+        check_equivalent_forms(
             verdict,
             &self.engines.oracle,
             &self.engines.xla.iter().collect::<Vec<_>>(),

@@ -372,6 +372,29 @@ pub fn classify(outcomes: &[(String, Outcome)], ev: &Evidence) -> Verdict {
     v
 }
 
+/// Why the voter (the StableHLO reference interpreter) cannot judge `module`, if it cannot:
+/// it compares floats under `TOTALORDER` with `EQ`/`NE` as IEEE equality (NaN unequal to
+/// itself) where XLA compares bit patterns, so on NaNs its vote would be noise.
+pub fn voter_abstains(module: &hlo::Module) -> Option<String> {
+    let word = |i: &hlo::Instruction, k: &str| match i.attr(k) {
+        Some(hlo::Attr::Ident(s)) | Some(hlo::Attr::Str(s)) | Some(hlo::Attr::Raw(s)) => {
+            Some(s.trim().to_string())
+        }
+        _ => None,
+    };
+    let c = module.computations.iter().find_map(|c| {
+        c.instructions.iter().find(|i| {
+            i.opcode == hlo::Opcode::Compare
+                && word(i, "type").as_deref() == Some("TOTALORDER")
+                && matches!(word(i, "direction").as_deref(), Some("EQ") | Some("NE"))
+        })
+    })?;
+    Some(format!(
+        "{} compares EQ/NE under TOTALORDER, which stablehlo-ref evaluates as IEEE equality",
+        c.name
+    ))
+}
+
 /// The voter's label for a mismatch between `expected` (oracle) and `actual` (XLA) on `outs`.
 fn vote(
     voter: Option<&Outcome>,
@@ -385,6 +408,9 @@ fn vote(
     let r = match voter {
         None => return (Label::Undecided, "not asked".into()),
         Some(Outcome::Ok(r)) => r,
+        Some(Outcome::Unsupported { what }) => {
+            return (Label::Undecided, format!("voter could not run: {what}"))
+        }
         Some(o) => {
             return (
                 Label::Undecided,

@@ -372,11 +372,16 @@ macro_rules! xla_complex_fns {
             /// (a + bi)^(c + di) = e^(c l - d t) (cos q + i sin q), l + ti = log(a + bi) (the
             /// log that neither underflows nor overflows in |z|^2), q = c t + d l: exp(y log x)
             /// as XLA computes it; 0^(c + 0i) is 0 for c > 0 and 1 for c = 0, and otherwise the
-            /// formula's value (NaN for an imaginary exponent).
+            /// formula's value (NaN for an imaginary exponent); 1^w and z^0 are 1.
             pub fn pow(x: C, y: C) -> C {
                 let (a, b, cc, d) = (x.re, x.im, y.re, y.im);
                 if a == 0.0 && b == 0.0 && d == 0.0 && cc >= 0.0 {
                     return c(if cc == 0.0 { 1.0 } else { 0.0 }, 0.0);
+                }
+                // 1^w = 1 for every w and z^0 = 1 for every z, NaN and infinities included (as
+                // the real pow).
+                if (a == 1.0 && b == 0.0) || (cc == 0.0 && d == 0.0) {
+                    return c(1.0, 0.0);
                 }
                 let lx = log(x);
                 let (l, t) = (lx.re, lx.im);

@@ -442,7 +442,8 @@ fn complex_atan2_takes_the_sign_of_a_zero_imaginary_part() {
 /// Campaign findings (complex power, labelled `oracle`): z^w where |z|^2 underflows (the
 /// smallest normal f32 in both parts) or overflows (a part near the largest f64) while |z| does
 /// not. XLA computes exp(w log z) with a log that avoids |z|^2; the oracle took ln(|z|^2) and
-/// gave NaN.
+/// gave NaN. Also 1^w and z^0 are 1 whatever the other operand (a c64 campaign finding had
+/// (1, 0)^(NaN, NaN)).
 #[test]
 fn complex_power_of_tiny_and_huge_bases_agrees_with_xla_cpu() {
     let tiny32 = f32::MIN_POSITIVE as f64;
@@ -461,8 +462,25 @@ fn complex_power_of_tiny_and_huge_bases_agrees_with_xla_cpu() {
     let x64 = vec![
         (1.7976931348623157e308, 0.7909391499294314),
         (1e-200, 1e-200),
+        (1.0, 0.0),
+        (1.0, 0.0),
+        (1.0, 0.0),
+        (1.0, 0.0),
+        (1.0, -0.0),
+        (NAN, NAN),
+        (2.0, 0.0),
     ];
-    let y64 = vec![(0.0, 0.0), (0.5, 0.0)];
+    let y64 = vec![
+        (0.0, 0.0),
+        (0.5, 0.0),
+        (NAN, NAN),
+        (INF, 0.0),
+        (2.0, INF),
+        (NAN, 0.0),
+        (NAN, 1.0),
+        (0.0, 0.0),
+        (NAN, NAN),
+    ];
     cases.push((
         "power on c128".to_string(),
         binary_module("power", "c128", x64.len()),

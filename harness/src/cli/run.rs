@@ -206,7 +206,9 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
         if let Some(b) = workers.iter().find(|w| w.name() == bname) {
             reruns.push((bname.clone(), b.run(&text, &inputs, &opts)));
         }
-        let voter_outcome = if args.backends.iter().any(|b| b == VOTER) {
+        let voter_outcome = if let Some(what) = crate::classify::voter_abstains(&module) {
+            Some(Outcome::Unsupported { what })
+        } else if args.backends.iter().any(|b| b == VOTER) {
             None
         } else {
             workers.iter().find(|w| w.name() == "xla-cpu").map(|cpu| {
@@ -233,7 +235,7 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
         }
     }
     let xla: Vec<&WorkerBackend> = workers.iter().filter(|w| w.name() != VOTER).collect();
-    let verdict = crate::campaign::check_constant_folding(
+    let verdict = crate::campaign::check_equivalent_forms(
         verdict,
         &InterpBackend::new(),
         &xla,

@@ -106,3 +106,55 @@ pub fn constants_to_parameters(case: &Case) -> Option<Case> {
     }
     super::unused::cleanup(&Case { module: m, inputs })
 }
+
+/// Every unsigned index operand narrower than 64 bits (of `gather`, `scatter`, `dynamic-slice`
+/// and `dynamic-update-slice`, in any computation) converted to s64 first: the same program,
+/// since an unsigned index means its unsigned value. `None` when there is none.
+pub fn widen_unsigned_indices(case: &Case) -> Option<Case> {
+    let mut m = case.module.clone();
+    let mut changed = false;
+    for ci in 0..m.computations.len() {
+        let mut ii = 0;
+        while ii < m.computations[ci].instructions.len() {
+            let i = &m.computations[ci].instructions[ii];
+            let n = i.operands.len();
+            let idx: Vec<usize> = match i.opcode {
+                Opcode::Gather => vec![1],
+                Opcode::Scatter => vec![n / 2],
+                Opcode::DynamicSlice => (1..n).collect(),
+                Opcode::DynamicUpdateSlice => (2..n).collect(),
+                _ => vec![],
+            };
+            let mut at = ii;
+            for k in idx {
+                let c = &m.computations[ci];
+                let Some(&o) = c.instructions[at].operands.get(k) else {
+                    continue;
+                };
+                let Shape::Array(a) = &c.instructions[o].shape else {
+                    continue;
+                };
+                if a.ty.class() != hlo::TypeClass::Unsigned || a.ty.bit_width() >= 64 {
+                    continue;
+                }
+                let name = edit::fresh_name(&m, &format!("{}.s64", c.instructions[o].name));
+                let mut conv = Instruction::new(
+                    name,
+                    Opcode::Convert,
+                    Shape::array(hlo::PrimitiveType::S64, a.dims.clone()),
+                );
+                conv.operands = vec![o];
+                let c = &mut m.computations[ci];
+                let id = edit::insert(c, at, conv);
+                at += 1;
+                c.instructions[at].operands[k] = id;
+                changed = true;
+            }
+            ii = at + 1;
+        }
+    }
+    changed.then(|| Case {
+        module: m,
+        inputs: case.inputs.clone(),
+    })
+}
