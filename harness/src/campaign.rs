@@ -331,7 +331,7 @@ pub fn explain_ftz(
     outcomes: &[(String, Outcome)],
     tol: &Tolerance,
 ) -> Option<Verdict> {
-    use interp::variant::{Variant, APPROXIMATED};
+    use interp::variant::{Accumulation, Variant, APPROXIMATED};
     let k = outcomes.iter().position(|(n, _)| n == ORACLE)?;
     let base = outcomes[k].1.as_ok()?.clone();
     let flushed = crate::compare::flush_subnormals(inputs);
@@ -371,10 +371,12 @@ pub fn explain_ftz(
             .iter()
             .any(|i| matches!(i.opcode, hlo::Opcode::Dot | hlo::Opcode::Convolution))
     }) {
-        variants.push(Variant {
-            narrow_accumulation: true,
-            ..Variant::default()
-        });
+        for accumulation in [Accumulation::Narrow, Accumulation::NarrowFused] {
+            variants.push(Variant {
+                accumulation,
+                ..Variant::default()
+            });
+        }
     }
     if !approximated.is_empty() {
         // Every approximated op off by the same ulps, then each op alone (in a chain of two,
@@ -517,7 +519,7 @@ pub fn check_equivalent_forms(
     type Rewrite = fn(&crate::minimize::Case) -> Option<crate::minimize::Case>;
     let rewrites: [(&str, Rewrite); 2] = [
         (
-            "constant folding: with constants and iotas as runtime parameters",
+            "constants as parameters: with constants and iotas as runtime parameters",
             constants_to_parameters,
         ),
         (

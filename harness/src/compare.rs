@@ -1206,3 +1206,42 @@ pub fn merge_closest(candidates: &[&ArrayLiteral], actual: &ArrayLiteral) -> Opt
     }
     Some(out)
 }
+
+#[cfg(test)]
+mod merging_candidates {
+    use super::*;
+
+    fn arr(ty: PrimitiveType, v: &[Scalar]) -> ArrayLiteral {
+        ArrayLiteral::from_scalars(ty, vec![v.len() as i64], v).unwrap()
+    }
+
+    /// Each element comes from the candidate closest to the actual value: bitwise equal first
+    /// (a NaN of the same sign), then nearest; the first candidate wins ties.
+    #[test]
+    fn merge_takes_each_element_from_the_closest_candidate() {
+        let neg_nan = f64::from_bits(0xfff8_0000_0000_0000);
+        let a = arr(
+            PrimitiveType::F64,
+            &[Scalar::F(neg_nan), Scalar::F(1.0), Scalar::F(5.0)],
+        );
+        let c0 = arr(
+            PrimitiveType::F64,
+            &[Scalar::F(f64::NAN), Scalar::F(1.5), Scalar::F(5.0)],
+        );
+        let c1 = arr(
+            PrimitiveType::F64,
+            &[Scalar::F(neg_nan), Scalar::F(1.25), Scalar::F(7.0)],
+        );
+        let m = merge_closest(&[&c0, &c1], &a).unwrap();
+        assert_eq!(m.bits(0), a.bits(0), "the NaN of the same sign");
+        assert_eq!(m.get(1), Scalar::F(1.25), "the nearer value");
+        assert_eq!(m.get(2), Scalar::F(5.0));
+        let ints = arr(PrimitiveType::S32, &[Scalar::S(3), Scalar::S(9)]);
+        let i0 = arr(PrimitiveType::S32, &[Scalar::S(3), Scalar::S(1)]);
+        let i1 = arr(PrimitiveType::S32, &[Scalar::S(4), Scalar::S(9)]);
+        let m = merge_closest(&[&i0, &i1], &ints).unwrap();
+        assert_eq!((m.get(0), m.get(1)), (Scalar::S(3), Scalar::S(9)));
+        let other = arr(PrimitiveType::S32, &[Scalar::S(3)]);
+        assert!(merge_closest(&[&other], &ints).is_none(), "shapes differ");
+    }
+}

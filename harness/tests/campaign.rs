@@ -293,3 +293,89 @@ fn a_killed_campaign_resumes_without_losing_or_duplicating_findings() {
     let a_state = harness::campaign::load_state(&a).unwrap().unwrap();
     assert_eq!(resumed.stats.verdicts, a_state.stats.verdicts);
 }
+
+fn program_of(text: &str, inputs: Vec<Literal>) -> Program {
+    Program {
+        seed: 0,
+        module: hlo::parse::parse_module(text).unwrap(),
+        inputs,
+    }
+}
+
+/// Differences XLA is free to make are explained, not stored: the sign of a NaN an operation
+/// produces (XLA folds `0 % 0` to +NaN, the oracle on this CPU gives -NaN; seen through a
+/// bitcast), the last ulp of an approximated function (`cbrt` of f64, through a bitcast), and
+/// f32 accumulation in a dot (6e38 - 6e38: XLA overflows to inf - inf = NaN, the oracle's f64
+/// sum is 0). Each would be a mismatch under the oracle's default evaluation.
+#[test]
+fn implementation_choices_explain_differences_instead_of_findings() {
+    if skip() {
+        return;
+    }
+    let engines = Engines::new(&["interp".into(), "xla-cpu".into()], 1, None, true).unwrap();
+    engines
+        .check_available()
+        .expect("XLA must be available (or set HLO_DIFF_SKIP_XLA=1)");
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let tester = Tester::new(
+        &engines,
+        Some(&store),
+        &[],
+        harness::campaign::campaign_timeouts(),
+    );
+    let nan_sign = program_of(
+        "HloModule nan_sign\n\nENTRY %main () -> (u32[2]) {\n  %z = f32[2] constant({0, 0})\n  %r = f32[2] remainder(%z, %z)\n  %b = u32[2] bitcast-convert(%r)\n  ROOT %t = (u32[2]) tuple(%b)\n}\n",
+        vec![],
+    );
+    let ulps = program_of(
+        "HloModule cbrt_ulp\n\nENTRY %main () -> (s64[4]) {\n  %c = f64[] constant(1.5)\n  %b = f64[4] broadcast(%c), dimensions={}\n  %r = f64[4] cbrt(%b)\n  %i = s64[4] bitcast-convert(%r)\n  ROOT %t = (s64[4]) tuple(%i)\n}\n",
+        vec![],
+    );
+    let accumulation = program_of(
+        "HloModule f32_accumulation\n\nENTRY %main (a: f32[1,2], b: f32[2,1]) -> (f32[1,1]) {\n  %a = f32[1,2] parameter(0)\n  %b = f32[2,1] parameter(1)\n  %d = f32[1,1] dot(%a, %b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n  ROOT %t = (f32[1,1]) tuple(%d)\n}\n",
+        vec![
+            Literal::Array(
+                ArrayLiteral::from_scalars(
+                    PrimitiveType::F32,
+                    vec![1, 2],
+                    &[Scalar::F(3e38), Scalar::F(-3e38)],
+                )
+                .unwrap(),
+            ),
+            Literal::Array(
+                ArrayLiteral::from_scalars(
+                    PrimitiveType::F32,
+                    vec![2, 1],
+                    &[Scalar::F(2.0), Scalar::F(2.0)],
+                )
+                .unwrap(),
+            ),
+        ],
+    );
+    let progs = vec![nan_sign, ulps, accumulation];
+    for p in &progs {
+        let default = interp::evaluate(&p.module, &p.inputs).unwrap();
+        assert!(!default.leaves().is_empty());
+    }
+    let reports = tester.test_programs(0, &progs);
+    assert_eq!(reports.len(), 3);
+    for (r, name) in reports
+        .iter()
+        .zip(["nan sign", "cbrt ulp", "f32 accumulation"])
+    {
+        assert_eq!(
+            r.verdict.kind,
+            VerdictKind::Match,
+            "{name}: {:?}",
+            r.verdict
+        );
+        assert_eq!(
+            r.verdict.vote.as_deref(),
+            Some("implementation-choice"),
+            "{name}: the default evaluation must differ and a choice explain it: {:?}",
+            r.verdict
+        );
+    }
+    assert!(store.findings().unwrap().is_empty());
+}

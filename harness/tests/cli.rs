@@ -141,3 +141,53 @@ fn run_reports_a_match_verdict_as_json_for_a_simple_module() {
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert_eq!(json(&stdout)["verdict"], "match", "{stdout}");
 }
+
+/// `recheck` tests a stored finding again as a campaign would and says what it was and what it
+/// is now: a finding once labelled `oracle` whose XLA bug the labeller now recognizes (a reduce
+/// over no dimensions, which XLA replaces by its operand) reads `was mismatch/oracle, now
+/// mismatch/xla`, exit 1. A directory without findings is bad input (exit 2).
+#[test]
+fn recheck_reports_the_stored_and_the_current_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, _, err) = run(hlo_diff().arg("recheck").arg(dir.path()));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("no finding directories"), "{err}");
+    if std::env::var("HLO_DIFF_SKIP_XLA").as_deref() == Ok("1") {
+        eprintln!("HLO_DIFF_SKIP_XLA=1: skipping the XLA part");
+        return;
+    }
+    let f = dir
+        .path()
+        .join("findings")
+        .join("mismatch-xla-cpu-0000000000000000");
+    std::fs::create_dir_all(&f).unwrap();
+    std::fs::copy(
+        repo().join("corpora/regressions/xla_miscompile_reduce_no_dimensions.hlo"),
+        f.join("module.hlo"),
+    )
+    .unwrap();
+    let x = hlo::Literal::Array(
+        hlo::ArrayLiteral::from_bytes(
+            hlo::PrimitiveType::F32,
+            vec![4],
+            [1.0f32, 2.0, -3.0, 0.5]
+                .iter()
+                .flat_map(|v| v.to_le_bytes())
+                .collect(),
+        )
+        .unwrap(),
+    );
+    harness::store::write_literals(&f.join("inputs.lit"), &[x]).unwrap();
+    std::fs::write(
+        f.join("finding.json"),
+        r#"{"signature": {"kind": "mismatch", "backend": "xla-cpu", "label": "oracle", "detail": "f32 ops=reduce"}}"#,
+    )
+    .unwrap();
+    let (code, out, err) = run(hlo_diff().arg("recheck").arg(dir.path()).arg("--jobs=1"));
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("was mismatch/oracle, now mismatch/xla"),
+        "{out}{err}"
+    );
+    assert!(out.contains("1 findings rechecked"), "{out}");
+}

@@ -344,3 +344,53 @@ ENTRY main {
     assert!(m.stats.instructions_after <= 3, "{}", m.case.module);
     assert!(m.case.inputs.is_empty() || m.case.inputs.len() == 1);
 }
+
+/// The equivalent forms the labeller asks XLA about mean the same program: the rewritten module
+/// verifies and the oracle gives bit-identical results. Constants and iotas of the entry become
+/// parameters (their values become inputs); unsigned indices narrower than 64 bits are
+/// converted to s64, u64 ones are left alone.
+#[test]
+fn equivalent_forms_keep_the_program_and_its_results() {
+    use harness::minimize::parameter::{constants_to_parameters, widen_unsigned_indices};
+    let text = "HloModule forms\n\n%second (a: f32[], b: f32[]) -> f32[] {\n  %a = f32[] parameter(0)\n  ROOT %b = f32[] parameter(1)\n}\n\nENTRY %main (x: f32[8], i: u8[], j: u64[]) -> (f32[8], f32[2], f32[8]) {\n  %x = f32[8] parameter(0)\n  %i = u8[] parameter(1)\n  %j = u64[] parameter(2)\n  %io = f32[8] iota(), iota_dimension=0\n  %c = f32[] constant(2.5)\n  %cb = f32[8] broadcast(%c), dimensions={}\n  %m = f32[8] multiply(%io, %cb)\n  %s = f32[8] add(%m, %x)\n  %ds = f32[2] dynamic-slice(%s, %i), dynamic_slice_sizes={2}\n  %u = f32[] constant(-1)\n  %sc = f32[8] scatter(%s, %j, %u), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=0, to_apply=%second\n  ROOT %t = (f32[8], f32[2], f32[8]) tuple(%s, %ds, %sc)\n}\n";
+    let module = hlo::parse::parse_module(text).unwrap();
+    let inputs = vec![
+        f32s(vec![8], &[1.0, -2.0, 3.5, 0.0, 7.0, -1.0, 2.0, 9.0]),
+        Literal::Array(ArrayLiteral::from_bytes(PrimitiveType::U8, vec![], vec![5]).unwrap()),
+        Literal::Array(
+            ArrayLiteral::from_bytes(PrimitiveType::U64, vec![], 3u64.to_le_bytes().to_vec())
+                .unwrap(),
+        ),
+    ];
+    let case = Case {
+        module: module.clone(),
+        inputs: inputs.clone(),
+    };
+    let want = interp::evaluate(&module, &inputs).unwrap();
+
+    let p = constants_to_parameters(&case).expect("constants and an iota to turn");
+    verify(&p).unwrap();
+    let entry = p.module.entry_computation();
+    assert!(entry
+        .instructions
+        .iter()
+        .all(|i| !matches!(i.opcode, Opcode::Constant | Opcode::Iota)));
+    assert_eq!(
+        p.inputs.len(),
+        inputs.len() + 3,
+        "iota, 2.5 and -1 became inputs"
+    );
+    assert_eq!(interp::evaluate(&p.module, &p.inputs).unwrap(), want);
+
+    let w = widen_unsigned_indices(&case).expect("a u8 index to widen");
+    verify(&w).unwrap();
+    let converts: Vec<_> = w
+        .module
+        .entry_computation()
+        .instructions
+        .iter()
+        .filter(|i| i.opcode == Opcode::Convert)
+        .collect();
+    assert_eq!(converts.len(), 1, "only the u8 index; u64 stays");
+    assert_eq!(interp::evaluate(&w.module, &w.inputs).unwrap(), want);
+}

@@ -5,10 +5,10 @@
 //! in f32 (in an order of its own), so float results agree within a tolerance, not bit for bit.
 //! Integer dots wrap exactly like XLA's (arithmetic modulo 2^width).
 //!
-//! With `narrow_accumulation` (an implementation-choice variant, see `variant`), float results
-//! narrower than f64 accumulate in f32 and c64 in single-precision parts, each product and sum
-//! rounded as XLA CPU's loops do: intermediate overflow then gives inf, or NaN from inf - inf,
-//! where the wide sum stays finite.
+//! Under `Accumulation::Narrow` / `NarrowFused` (implementation-choice variants, see `variant`),
+//! float results narrower than f64 accumulate in f32 and c64 in single-precision parts, each
+//! product and sum rounded (or fused) as XLA CPU's loops do: intermediate overflow then gives
+//! inf, or NaN from inf - inf, where the wide sum stays finite.
 
 use crate::attrs;
 use crate::convert::convert;
@@ -57,6 +57,16 @@ impl Acc for F32Acc {
         F32Acc(self.0 + a.0 * b.0)
     }
 }
+/// f32 accumulation with fused multiply-adds (one rounding per step).
+#[derive(Clone, Copy)]
+struct F32FmaAcc(f32);
+impl Acc for F32FmaAcc {
+    const ZERO: F32FmaAcc = F32FmaAcc(0.0);
+    #[inline(always)]
+    fn mul_add(self, a: F32FmaAcc, b: F32FmaAcc) -> F32FmaAcc {
+        F32FmaAcc(a.0.mul_add(b.0, self.0))
+    }
+}
 /// Single-precision complex accumulation.
 #[derive(Clone, Copy)]
 struct C32Acc(num_complex::Complex32);
@@ -70,6 +80,12 @@ impl Acc for C32Acc {
 
 fn f32s(v: &[f64]) -> Vec<F32Acc> {
     v.iter().map(|&x| F32Acc(x as f32)).collect()
+}
+fn f32fmas(v: &[f64]) -> Vec<F32FmaAcc> {
+    v.iter().map(|&x| F32FmaAcc(x as f32)).collect()
+}
+fn from_f32fmas(v: Vec<F32FmaAcc>) -> Wide {
+    Wide::F(v.into_iter().map(|x| x.0 as f64).collect())
 }
 fn c32s(v: &[Complex64]) -> Vec<C32Acc> {
     v.iter()
@@ -87,10 +103,12 @@ fn from_c32s(v: Vec<C32Acc>) -> Wide {
     )
 }
 
-/// Whether a result of type `ty` accumulates narrowly under `narrow_accumulation`.
+/// Whether a result of type `ty` accumulates narrowly under a narrow accumulation.
 fn narrow_float(ty: PrimitiveType) -> bool {
     ty.is_float() && ty != PrimitiveType::F64
 }
+
+use crate::variant::Accumulation;
 
 enum Wide {
     F(Vec<f64>),
@@ -175,7 +193,8 @@ fn permuted_positions(dims: &[usize], order: &[usize]) -> Vec<usize> {
     out
 }
 
-pub fn dot(i: &Instruction, l: &Array, r: &Array, narrow_accumulation: bool) -> Result<Array> {
+pub fn dot(i: &Instruction, l: &Array, r: &Array, acc: Accumulation) -> Result<Array> {
+    let narrow_acc = acc != Accumulation::Wide;
     let (ty, dims) = out_dims(i)?;
     let lb = attrs::dims(i, "lhs_batch_dims")?;
     let rb = attrs::dims(i, "rhs_batch_dims")?;
@@ -217,10 +236,13 @@ pub fn dot(i: &Instruction, l: &Array, r: &Array, narrow_accumulation: bool) -> 
     let rbuf = r.buf.take(&permuted_positions(&r.dims, &rorder));
     let d = domain(&[l.ty, r.ty, ty]);
     let out = match (widen(&lbuf, d)?, widen(&rbuf, d)?) {
-        (Wide::F(a), Wide::F(b)) if narrow_accumulation && narrow_float(ty) => {
+        (Wide::F(a), Wide::F(b)) if acc == Accumulation::NarrowFused && narrow_float(ty) => {
+            from_f32fmas(batched_matmul(&f32fmas(&a), &f32fmas(&b), bsz, m, k, n))
+        }
+        (Wide::F(a), Wide::F(b)) if narrow_acc && narrow_float(ty) => {
             from_f32s(batched_matmul(&f32s(&a), &f32s(&b), bsz, m, k, n))
         }
-        (Wide::C(a), Wide::C(b)) if narrow_accumulation && ty == PrimitiveType::C64 => {
+        (Wide::C(a), Wide::C(b)) if narrow_acc && ty == PrimitiveType::C64 => {
             from_c32s(batched_matmul(&c32s(&a), &c32s(&b), bsz, m, k, n))
         }
         (Wide::F(a), Wide::F(b)) => Wide::F(batched_matmul(&a, &b, bsz, m, k, n)),
@@ -232,12 +254,8 @@ pub fn dot(i: &Instruction, l: &Array, r: &Array, narrow_accumulation: bool) -> 
 }
 
 /// Convolution as the StableHLO spec defines it, including feature and batch groups.
-pub fn convolution(
-    i: &Instruction,
-    l: &Array,
-    r: &Array,
-    narrow_accumulation: bool,
-) -> Result<Array> {
+pub fn convolution(i: &Instruction, l: &Array, r: &Array, acc: Accumulation) -> Result<Array> {
+    let narrow_acc = acc != Accumulation::Wide;
     let (ty, dims) = out_dims(i)?;
     let dl = i
         .conv_dims()
@@ -424,7 +442,23 @@ pub fn convolution(
         b * ost[ob] + fo * ost[of] + o.iter().zip(&osp).map(|(&x, &d)| x * ost[d]).sum::<usize>()
     };
     let out = match (widen(&l.buf, d)?, widen(&r.buf, d)?) {
-        (Wide::F(a), Wide::F(b)) if narrow_accumulation && narrow_float(ty) => from_f32s(run(
+        (Wide::F(a), Wide::F(b)) if acc == Accumulation::NarrowFused && narrow_float(ty) => {
+            from_f32fmas(run(
+                &f32fmas(&a),
+                &f32fmas(&b),
+                n_out,
+                out_batch,
+                out_feat,
+                &ospd,
+                &kspd,
+                &locate,
+                k_in,
+                lst[ifd],
+                rst[kif],
+                &place,
+            ))
+        }
+        (Wide::F(a), Wide::F(b)) if narrow_acc && narrow_float(ty) => from_f32s(run(
             &f32s(&a),
             &f32s(&b),
             n_out,
@@ -438,22 +472,20 @@ pub fn convolution(
             rst[kif],
             &place,
         )),
-        (Wide::C(a), Wide::C(b)) if narrow_accumulation && ty == PrimitiveType::C64 => {
-            from_c32s(run(
-                &c32s(&a),
-                &c32s(&b),
-                n_out,
-                out_batch,
-                out_feat,
-                &ospd,
-                &kspd,
-                &locate,
-                k_in,
-                lst[ifd],
-                rst[kif],
-                &place,
-            ))
-        }
+        (Wide::C(a), Wide::C(b)) if narrow_acc && ty == PrimitiveType::C64 => from_c32s(run(
+            &c32s(&a),
+            &c32s(&b),
+            n_out,
+            out_batch,
+            out_feat,
+            &ospd,
+            &kspd,
+            &locate,
+            k_in,
+            lst[ifd],
+            rst[kif],
+            &place,
+        )),
         (Wide::F(a), Wide::F(b)) => Wide::F(run(
             &a, &b, n_out, out_batch, out_feat, &ospd, &kspd, &locate, k_in, lst[ifd], rst[kif],
             &place,

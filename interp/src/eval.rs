@@ -487,12 +487,7 @@ impl<'m> Ctx<'m> {
             O::SelectAndScatter => reduce::select_and_scatter(self, i, ops)?,
             O::Dot => {
                 need(2)?;
-                Value::array(dot::dot(
-                    i,
-                    a(0)?,
-                    a(1)?,
-                    self.opts.variant.narrow_accumulation,
-                )?)
+                Value::array(dot::dot(i, a(0)?, a(1)?, self.opts.variant.accumulation)?)
             }
             O::Convolution => {
                 need(2)?;
@@ -500,7 +495,7 @@ impl<'m> Ctx<'m> {
                     i,
                     a(0)?,
                     a(1)?,
-                    self.opts.variant.narrow_accumulation,
+                    self.opts.variant.accumulation,
                 )?)
             }
             O::Sort => sort::sort(self, i, ops)?,

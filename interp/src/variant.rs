@@ -37,10 +37,22 @@ pub struct Variant {
     /// Evaluate with the CPU's flush-to-zero and denormals-are-zero modes on, as XLA CPU runs:
     /// subnormal inputs of float instructions read as zero and subnormal results become zero.
     pub flush_denormals: bool,
-    /// `dot` and `convolution` accumulate in the precision of their result (f32 for narrower
-    /// floats, single-precision parts for c64), rounding every product and sum, instead of in
-    /// f64 with one rounding at the end.
-    pub narrow_accumulation: bool,
+    /// How `dot` and `convolution` accumulate.
+    pub accumulation: Accumulation,
+}
+
+/// The accumulation of `dot` and `convolution` sums.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Accumulation {
+    /// In f64 (c128 for complex), rounded once to the result type: the default.
+    #[default]
+    Wide,
+    /// In the precision of the result (f32 for f32 and narrower floats, single-precision parts
+    /// for c64), every product and every sum rounded.
+    Narrow,
+    /// As `Narrow`, with each product and sum fused (one rounding per step), as FMA code does;
+    /// c64 as `Narrow`.
+    NarrowFused,
 }
 
 impl Variant {
@@ -289,5 +301,45 @@ mod ftz_tests {
         assert_eq!(d, 0.0);
         // Outside, the mode is off.
         assert!(tiny * half > 0.0);
+    }
+}
+
+#[cfg(test)]
+mod accumulation_tests {
+    use super::*;
+    use hlo::{ArrayLiteral, Literal, Scalar};
+
+    /// [3e38, -3e38] . [2, 2]: the exact sum is 0 (Wide); rounded products overflow to inf and
+    /// -inf and give NaN (Narrow); fused steps give inf, then inf - 6e38 = inf (NarrowFused).
+    #[test]
+    fn accumulation_variants_differ_where_partial_sums_overflow() {
+        let m = hlo::parse::parse_module("HloModule d\n\nENTRY %main (a: f32[2], b: f32[2]) -> f32[] {\n  %a = f32[2] parameter(0)\n  %b = f32[2] parameter(1)\n  ROOT %d = f32[] dot(%a, %b), lhs_contracting_dims={0}, rhs_contracting_dims={0}\n}\n").unwrap();
+        let arr = |v: [f64; 2]| {
+            Literal::Array(
+                ArrayLiteral::from_scalars(
+                    PrimitiveType::F32,
+                    vec![2],
+                    &[Scalar::F(v[0]), Scalar::F(v[1])],
+                )
+                .unwrap(),
+            )
+        };
+        let args = [arr([3e38, -3e38]), arr([2.0, 2.0])];
+        let run = |accumulation| {
+            let opts = crate::EvalOptions {
+                variant: Variant {
+                    accumulation,
+                    ..Variant::default()
+                },
+                ..Default::default()
+            };
+            match crate::evaluate_with(&m, &args, &opts).unwrap().leaves()[0].get(0) {
+                Scalar::F(x) => x,
+                s => panic!("{s:?}"),
+            }
+        };
+        assert_eq!(run(Accumulation::Wide), 0.0);
+        assert!(run(Accumulation::Narrow).is_nan());
+        assert_eq!(run(Accumulation::NarrowFused), f64::INFINITY);
     }
 }
