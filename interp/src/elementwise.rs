@@ -232,6 +232,12 @@ macro_rules! xla_complex_fns {
             /// (t = sqrt((|a| + |z|) / 2); the other part |b| / 2t), which give an exact zero real part
             /// on the negative real axis as XLA does.
             pub fn sqrt(z: C) -> C {
+                sqrt_with(z, false)
+            }
+
+            /// [`sqrt`]; with `signed_zero`, a zero imaginary part's sign picks the side of the
+            /// branch cut (copysign), as in the square root inside XLA's complex atan2.
+            fn sqrt_with(z: C, signed_zero: bool) -> C {
                 let (a, b) = (z.re, z.im);
                 let r = abs(z);
                 if r == 0.0 {
@@ -262,7 +268,7 @@ macro_rules! xla_complex_fns {
                 }
                 if r == F::INFINITY {
                     // |z| overflows although both parts are finite: sqrt(z) = 2 sqrt(z / 4).
-                    let h = sqrt(c(a * 0.25, b * 0.25));
+                    let h = sqrt_with(c(a * 0.25, b * 0.25), signed_zero);
                     return c(h.re * 2.0, h.im * 2.0);
                 }
                 let t = (0.5 * a.abs() + 0.5 * r).sqrt();
@@ -270,8 +276,13 @@ macro_rules! xla_complex_fns {
                 if a >= 0.0 {
                     c(t, b / (2.0 * t))
                 } else {
-                    // XLA: a zero imaginary part counts as non-negative whatever its sign.
-                    c(o, if b >= 0.0 { t } else { -t })
+                    // XLA's sqrt op: a zero imaginary part counts as non-negative whatever its
+                    // sign; inside its atan2 the sign of zero counts.
+                    if signed_zero {
+                        c(o, t.copysign(b))
+                    } else {
+                        c(o, if b >= 0.0 { t } else { -t })
+                    }
                 }
             }
 
@@ -369,10 +380,11 @@ macro_rules! xla_complex_fns {
                 }
             }
 
-            /// (a + bi)^(c + di) = e^(c l - d t) (cos q + i sin q), l + ti = log(a + bi) (the
-            /// log that neither underflows nor overflows in |z|^2), q = c t + d l: exp(y log x)
-            /// as XLA computes it; 0^(c + 0i) is 0 for c > 0 and 1 for c = 0, and otherwise the
-            /// formula's value (NaN for an imaginary exponent); 1^w and z^0 are 1.
+            /// (a + bi)^(c + di) = |z|^c e^(-d t) (cos q + i sin q), q = c t + d ln|z|,
+            /// t = atan2(b, a), as XLA computes it, with |z| and ln|z| taken without forming
+            /// a^2 + b^2 (which underflows or overflows where |z| does not); 0^(c + 0i) is 0 for
+            /// c > 0 and 1 for c = 0, and otherwise the formula's value (NaN for an imaginary
+            /// exponent); 1^w and z^0 are 1.
             pub fn pow(x: C, y: C) -> C {
                 let (a, b, cc, d) = (x.re, x.im, y.re, y.im);
                 if a == 0.0 && b == 0.0 && d == 0.0 && cc >= 0.0 {
@@ -385,21 +397,21 @@ macro_rules! xla_complex_fns {
                 }
                 let lx = log(x);
                 let (l, t) = (lx.re, lx.im);
-                let coeff = (cc * l - d * t).exp();
+                let coeff = abs(x).powf(cc) * (-d * t).exp();
                 let q = cc * t + d * l;
                 let (s, co) = q.sin_cos();
                 c(coeff * co, coeff * s)
             }
 
-            /// atan2(y, x) = -i log((x + i y) / (x^2 + y^2)^(1/2)), each step with XLA's formulas.
-            /// The square root is the complex power 1/2 (exp(log(z) / 2)), not the sqrt op: the
-            /// sign of a zero imaginary part picks the side of the branch cut, and an infinite
-            /// x^2 + y^2 gives NaN, as on XLA.
+            /// atan2(y, x) = -i log((x + i y) / sqrt(x^2 + y^2)), each step a complex operation
+            /// with XLA's formulas: the products by i and -i are full complex multiplies (so
+            /// 0 * inf makes a NaN part, as on XLA), and the square root takes the sign of a zero
+            /// imaginary part (copysign) to pick the side of the branch cut.
             pub fn atan2(y: C, x: C) -> C {
-                let s = pow(mul(x, x) + mul(y, y), c(0.5, 0.0));
-                let num = c(x.re - y.im, x.im + y.re);
+                let s = sqrt_with(mul(x, x) + mul(y, y), true);
+                let num = x + mul(c(0.0, 1.0), y);
                 let l = log(div(num, s));
-                c(l.im, -l.re)
+                mul(c(0.0, -1.0), l)
             }
         }
     };
