@@ -416,7 +416,12 @@ pub fn explain_ftz(
                 ..oracle.options.clone()
             },
         };
-        let Outcome::Ok(r) = b.run_module(module, inputs) else {
+        // Under flush-to-zero, subnormal inputs read as zero too.
+        let ins = match (&flushed, variant.flush_denormals) {
+            (Some(f), true) => f.as_slice(),
+            _ => inputs,
+        };
+        let Outcome::Ok(r) = b.run_module(module, ins) else {
             continue;
         };
         candidates.push(r.outputs);

@@ -36,6 +36,15 @@ fn f32s(vals: &[f64]) -> Literal {
     )
 }
 
+/// interp + xla-cpu (one worker, voter on), checked available, and a fresh directory for a store.
+fn cpu_engines_and_store_dir() -> (Engines, tempfile::TempDir) {
+    let engines = Engines::new(&["interp".into(), "xla-cpu".into()], 1, None, true).unwrap();
+    engines
+        .check_available()
+        .expect("XLA must be available (or set HLO_DIFF_SKIP_XLA=1)");
+    (engines, tempfile::tempdir().unwrap())
+}
+
 fn program(op: &str) -> Program {
     let text = format!(
         "HloModule {op}_nan\n\nENTRY %main (a: f32[4], b: f32[4]) -> (f32[4]) {{\n  %a = f32[4] parameter(0)\n  %b = f32[4] parameter(1)\n  %r = f32[4] {op}(%a, %b)\n  ROOT %t = (f32[4]) tuple(%r)\n}}\n"
@@ -56,11 +65,7 @@ fn fast_min_max_divergences_are_found_and_labelled() {
     if skip() {
         return;
     }
-    let engines = Engines::new(&["interp".into(), "xla-cpu".into()], 1, None, true).unwrap();
-    engines
-        .check_available()
-        .expect("XLA must be available (or set HLO_DIFF_SKIP_XLA=1)");
-    let dir = tempfile::tempdir().unwrap();
+    let (engines, dir) = cpu_engines_and_store_dir();
     let store = Store::open(dir.path()).unwrap();
     let timeouts = harness::campaign::campaign_timeouts();
 
@@ -312,11 +317,7 @@ fn implementation_choices_explain_differences_instead_of_findings() {
     if skip() {
         return;
     }
-    let engines = Engines::new(&["interp".into(), "xla-cpu".into()], 1, None, true).unwrap();
-    engines
-        .check_available()
-        .expect("XLA must be available (or set HLO_DIFF_SKIP_XLA=1)");
-    let dir = tempfile::tempdir().unwrap();
+    let (engines, dir) = cpu_engines_and_store_dir();
     let store = Store::open(dir.path()).unwrap();
     let tester = Tester::new(
         &engines,

@@ -368,8 +368,19 @@ pub fn reduce_precision(a: &Array, exponent_bits: i64, mantissa_bits: i64) -> Re
             let (se, sm) =
                 a.ty.float_bits()
                     .ok_or_else(|| unsupported(format!("reduce-precision on {}", a.ty)))?;
-            let (e2, m2) = (e.min(se), m.min(sm));
-            let e2 = if e2 >= se { 11 } else { e2 };
+            // XLA reduces these types in a wider IEEE type, so `exponent_bits` is an IEEE
+            // exponent range: the fn/fnuz types, whose ranges differ from IEEE's, overflow to
+            // inf (NaN in the type) and flush below it even at their own widths. For the IEEE
+            // formats (f8e5m2, f8e4m3, f8e3m4) a reduction to at least their widths changes
+            // nothing, subnormals included.
+            let ieee = matches!(
+                a.ty,
+                PrimitiveType::F8E5M2 | PrimitiveType::F8E4M3 | PrimitiveType::F8E3M4
+            );
+            if ieee && e >= se && m >= sm {
+                return Ok(a.clone());
+            }
+            let (e2, m2) = (e.min(11), m.min(sm));
             crate::map_float_buf!(b, v => v.iter().map(|x| {
                 let f = x.to_f64();
                 if f.is_nan() { if m == 0 { FloatElem::from_f64(f64::INFINITY) } else { *x } } else {

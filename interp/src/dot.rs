@@ -441,63 +441,28 @@ pub fn convolution(i: &Instruction, l: &Array, r: &Array, acc: Accumulation) -> 
     let place = |b: usize, fo: usize, o: &[usize]| -> usize {
         b * ost[ob] + fo * ost[of] + o.iter().zip(&osp).map(|(&x, &d)| x * ost[d]).sum::<usize>()
     };
+    // One call of `run` per accumulation domain.
+    macro_rules! conv {
+        ($a:expr, $b:expr) => {
+            run(
+                &$a, &$b, n_out, out_batch, out_feat, &ospd, &kspd, &locate, k_in, lst[ifd],
+                rst[kif], &place,
+            )
+        };
+    }
     let out = match (widen(&l.buf, d)?, widen(&r.buf, d)?) {
         (Wide::F(a), Wide::F(b)) if acc == Accumulation::NarrowFused && narrow_float(ty) => {
-            from_f32fmas(run(
-                &f32fmas(&a),
-                &f32fmas(&b),
-                n_out,
-                out_batch,
-                out_feat,
-                &ospd,
-                &kspd,
-                &locate,
-                k_in,
-                lst[ifd],
-                rst[kif],
-                &place,
-            ))
+            from_f32fmas(conv!(f32fmas(&a), f32fmas(&b)))
         }
-        (Wide::F(a), Wide::F(b)) if narrow_acc && narrow_float(ty) => from_f32s(run(
-            &f32s(&a),
-            &f32s(&b),
-            n_out,
-            out_batch,
-            out_feat,
-            &ospd,
-            &kspd,
-            &locate,
-            k_in,
-            lst[ifd],
-            rst[kif],
-            &place,
-        )),
-        (Wide::C(a), Wide::C(b)) if narrow_acc && ty == PrimitiveType::C64 => from_c32s(run(
-            &c32s(&a),
-            &c32s(&b),
-            n_out,
-            out_batch,
-            out_feat,
-            &ospd,
-            &kspd,
-            &locate,
-            k_in,
-            lst[ifd],
-            rst[kif],
-            &place,
-        )),
-        (Wide::F(a), Wide::F(b)) => Wide::F(run(
-            &a, &b, n_out, out_batch, out_feat, &ospd, &kspd, &locate, k_in, lst[ifd], rst[kif],
-            &place,
-        )),
-        (Wide::I(a), Wide::I(b)) => Wide::I(run(
-            &a, &b, n_out, out_batch, out_feat, &ospd, &kspd, &locate, k_in, lst[ifd], rst[kif],
-            &place,
-        )),
-        (Wide::C(a), Wide::C(b)) => Wide::C(run(
-            &a, &b, n_out, out_batch, out_feat, &ospd, &kspd, &locate, k_in, lst[ifd], rst[kif],
-            &place,
-        )),
+        (Wide::F(a), Wide::F(b)) if narrow_acc && narrow_float(ty) => {
+            from_f32s(conv!(f32s(&a), f32s(&b)))
+        }
+        (Wide::C(a), Wide::C(b)) if narrow_acc && ty == PrimitiveType::C64 => {
+            from_c32s(conv!(c32s(&a), c32s(&b)))
+        }
+        (Wide::F(a), Wide::F(b)) => Wide::F(conv!(a, b)),
+        (Wide::I(a), Wide::I(b)) => Wide::I(conv!(a, b)),
+        (Wide::C(a), Wide::C(b)) => Wide::C(conv!(a, b)),
         _ => return Err(invalid("convolution operand domains differ")),
     };
     narrow(out, dims, ty)

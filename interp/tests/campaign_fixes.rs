@@ -537,3 +537,53 @@ fn complex_atan2_of_special_and_extreme_parts_agrees_with_xla_cpu() {
     // are implementation-defined in C and equal for the campaign comparator.
     check_with(cases, 1e-6, compare_nonfinite_complex_equal);
 }
+
+/// Campaign finding (f8e4m3fn reduce-precision, labelled `oracle`): `exponent_bits=4,
+/// mantissa_bits=0` of 256 is NaN on XLA: the reduction is IEEE's (largest 2^7 with no mantissa
+/// bits), 256 overflows to inf, and inf is NaN in f8e4m3fn. The oracle took exponent_bits equal
+/// to the type's as "keep the exponent". Also f8e5m2 and f8e4m3fnuz values around their limits.
+#[test]
+fn reduce_precision_of_f8_types_uses_ieee_exponent_ranges() {
+    let mut cases = Vec::new();
+    for (ty, pt, vals, e, m) in [
+        (
+            "f8e4m3fn",
+            PrimitiveType::F8E4M3FN,
+            vec![256.0, 128.0, 3.0, -448.0, 0.015625, 0.001953125],
+            4,
+            0,
+        ),
+        (
+            "f8e4m3fn",
+            PrimitiveType::F8E4M3FN,
+            vec![256.0, 240.0, 3.5, -448.0, 0.015625, 0.001953125],
+            4,
+            3,
+        ),
+        (
+            "f8e5m2",
+            PrimitiveType::F8E5M2,
+            vec![57344.0, 3.0, -1.5, 1.52587890625e-05, 6.103515625e-05],
+            5,
+            2,
+        ),
+        (
+            "f8e4m3fnuz",
+            PrimitiveType::F8E4M3FNUZ,
+            vec![240.0, 128.0, 3.0, 0.0078125],
+            4,
+            3,
+        ),
+    ] {
+        let n = vals.len();
+        let text = format!("HloModule m\n\nENTRY %main (a: {ty}[{n}]) -> {ty}[{n}] {{\n  %a = {ty}[{n}] parameter(0)\n  ROOT %r = {ty}[{n}] reduce-precision(%a), exponent_bits={e}, mantissa_bits={m}\n}}\n");
+        let s: Vec<Scalar> = vals.iter().map(|&v| Scalar::F(v)).collect();
+        cases.push((
+            format!("reduce-precision e{e}m{m} on {ty}"),
+            text,
+            vec![lit(pt, &[n as i64], &s)],
+            0.0,
+        ));
+    }
+    check(cases);
+}
