@@ -81,6 +81,10 @@ pub struct ToleranceHint {
     /// or c128 output whose value went through f32 or c64 carries f32 rounding.
     #[serde(default)]
     pub computed_in: Option<PrimitiveType>,
+    /// `power` feeds the output: the error of exp(w ln z) grows with |w ln z| (the rounding of
+    /// the logarithm is multiplied by the exponent).
+    #[serde(default)]
+    pub power: bool,
 }
 
 /// How strictly to compare.
@@ -397,6 +401,10 @@ pub fn bound_for(ty: PrimitiveType, hint: &ToleranceHint, scale: f64, tol: &Tole
         };
         rel += 8.0 * base;
         ulps += 2;
+        if hint.power {
+            // Generated exponents and logarithms reach tens: |w ln z| up to ~64 ulps of error.
+            rel += 64.0 * base;
+        }
         // The error of an approximated function is relative to O(1) quantities (an angle, a
         // ratio), so a result that cancels to ~0 (the imaginary part of atan2(z, z)) may carry
         // that much absolute noise: 8 ulps at 1.0.
@@ -909,6 +917,9 @@ fn cone_hint(module: &Module, comp_id: CompId, start: InstrId) -> ToleranceHint 
             .saturating_add(reduction_length(module, comp, ins));
         if TRANSCENDENTAL.contains(&ins.opcode) {
             hint.approximate_transcendentals = true;
+        }
+        if ins.opcode == Opcode::Power {
+            hint.power = true;
         }
         if matches!(ins.opcode, Opcode::Rng) {
             hint.unspecified_values = true;

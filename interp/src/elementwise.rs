@@ -580,9 +580,12 @@ pub fn unary(op: Opcode, a: &Array, out_ty: PrimitiveType) -> Result<Array> {
     }
 }
 
+/// max with NaN propagation: the NaN operand itself (its sign and payload), the first if both.
 fn fmax_nan(x: f64, y: f64) -> f64 {
-    if x.is_nan() || y.is_nan() {
-        f64::NAN
+    if x.is_nan() {
+        x
+    } else if y.is_nan() {
+        y
     } else if x > y {
         x
     } else if y > x {
@@ -599,8 +602,10 @@ fn fmax_nan(x: f64, y: f64) -> f64 {
     }
 }
 fn fmin_nan(x: f64, y: f64) -> f64 {
-    if x.is_nan() || y.is_nan() {
-        f64::NAN
+    if x.is_nan() {
+        x
+    } else if y.is_nan() {
+        y
     } else if x < y {
         x
     } else if y < x {

@@ -151,16 +151,21 @@ pub fn adjust(op: Opcode, a: Array, v: &Variant) -> Result<Array> {
         return Ok(a);
     };
     // bf16 shares f32's exponent range: XLA CPU computes it in f32, where a bf16 subnormal is
-    // an f32 subnormal and the CPU's flush-to-zero mode makes it zero. The oracle converts bf16
-    // in software, so that flush is done here.
-    let flush_bf16 = v.flush_denormals && comp == PrimitiveType::Bf16;
+    // an f32 subnormal and the CPU's flush-to-zero mode makes it zero; f16 results come from the
+    // CPU's f32-to-f16 conversion, which flushes too. The oracle converts both in software, so
+    // that flush is done here. (f8 and f4 conversions are software in XLA as well: kept.)
+    let flush_half = match (v.flush_denormals, comp) {
+        (true, PrimitiveType::Bf16) => Some((0x7f80u128, 0x7fu128, 0x8000u128)),
+        (true, PrimitiveType::F16) => Some((0x7c00, 0x3ff, 0x8000)),
+        _ => None,
+    };
     let nan_sign = v.nan_sign.filter(|_| !keeps_sign(op));
     let nudge = if APPROXIMATED.contains(&op) && v.nudge_only.is_none_or(|o| o == op) {
         v.nudge_ulps
     } else {
         0
     };
-    if nan_sign.is_none() && nudge == 0 && !flush_bf16 {
+    if nan_sign.is_none() && nudge == 0 && flush_half.is_none() {
         return Ok(a);
     }
     let bits = to_bits(&a.buf);
@@ -172,9 +177,11 @@ pub fn adjust(op: Opcode, a: Array, v: &Variant) -> Result<Array> {
             let mut r = 0u128;
             for p in 0..parts {
                 let mut x = (b >> (p * width as usize)) & mask;
-                // Exponent field 0 with a nonzero mantissa: a bf16 subnormal.
-                if flush_bf16 && x & 0x7f80 == 0 && x & 0x7f != 0 {
-                    x &= 0x8000;
+                // Exponent field 0 with a nonzero mantissa: a subnormal.
+                if let Some((exp, man, sign)) = flush_half {
+                    if x & exp == 0 && x & man != 0 {
+                        x &= sign;
+                    }
                 }
                 r |= adjust_bits(comp, width, x, nan_sign, nudge) << (p * width as usize);
             }
