@@ -67,13 +67,10 @@ fn check(cases: Vec<(String, String, Vec<Literal>, f64)>) {
     check_with(cases, 1e-30, compare)
 }
 
-/// [`check`] with an absolute tolerance `abs` (for results that are rounding noise around 0).
-fn check_abs(cases: Vec<(String, String, Vec<Literal>, f64)>, abs: f64) {
-    check_with(cases, abs, compare)
-}
-
 type Compare = fn(&hlo::ArrayLiteral, &hlo::ArrayLiteral, f64, f64) -> Result<f64, String>;
 
+/// [`check`] with an absolute tolerance `abs` (for results that are rounding noise around 0)
+/// and a comparison of leaves.
 fn check_with(cases: Vec<(String, String, Vec<Literal>, f64)>, abs: f64, compare: Compare) {
     let ours: Vec<Literal> = cases
         .iter()
