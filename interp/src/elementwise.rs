@@ -978,18 +978,28 @@ pub fn compare(a: &Array, b: &Array, dir: &str, cmp_type: Option<&str>) -> Resul
     let total = cmp_type == Some("TOTALORDER");
     let d = dir.to_string();
     let out: Vec<bool> = match a.ty.class() {
+        TypeClass::Float if total => {
+            // IEEE totalOrder on the element type's own bits, so that NaN signs and payloads of
+            // every type count (a conversion to f64 would drop f8 payloads).
+            let key = total_order_keys(a.ty);
+            let x: Vec<i128> = crate::value::to_bits(&a.buf)
+                .into_iter()
+                .map(&key)
+                .collect();
+            let y: Vec<i128> = crate::value::to_bits(&b.buf)
+                .into_iter()
+                .map(&key)
+                .collect();
+            map2(&x, &y, |p, q| {
+                cmp_result(&d, Some(p.cmp(&q))).unwrap_or(false)
+            })
+        }
         TypeClass::Float => {
             let x = to_f64s(&a.buf);
             let y = to_f64s(&b.buf);
-            if total {
-                map2(&x, &y, |p, q| {
-                    cmp_result(&d, Some(p.total_cmp(&q))).unwrap_or(false)
-                })
-            } else {
-                map2(&x, &y, |p, q| {
-                    cmp_result(&d, p.partial_cmp(&q)).unwrap_or(false)
-                })
-            }
+            map2(&x, &y, |p, q| {
+                cmp_result(&d, p.partial_cmp(&q)).unwrap_or(false)
+            })
         }
         TypeClass::Signed | TypeClass::Pred => {
             let x = to_i64s(&a.buf).ok_or_else(|| invalid("bad buffer"))?;
@@ -1030,6 +1040,21 @@ pub fn compare(a: &Array, b: &Array, dir: &str, cmp_type: Option<&str>) -> Resul
         a.dims.clone(),
         Buffer::Pred(out),
     ))
+}
+
+/// Raw bits of a float type -> an integer in IEEE totalOrder: sign-magnitude folded so that
+/// -NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN, payloads ordered by magnitude.
+fn total_order_keys(ty: PrimitiveType) -> impl Fn(u128) -> i128 {
+    let w = ty.bit_width() as u32;
+    let signed = ty != PrimitiveType::F8E8M0FNU;
+    move |b: u128| {
+        let sign = 1u128 << (w - 1);
+        if signed && b & sign != 0 {
+            -((b & (sign - 1)) as i128) - 1
+        } else {
+            b as i128
+        }
+    }
 }
 
 /// Broadcasts a one-element array to `n` elements (scalar operands of select/clamp).

@@ -584,3 +584,41 @@ fn reduce_precision_of_f8_types_uses_ieee_exponent_ranges() {
     }
     check(cases);
 }
+
+/// Campaign finding (f8e5m2 `compare` GE under TOTALORDER, labelled `oracle`): two NaNs with
+/// different payloads (0x7d, 0x7e) are ordered by their bits, as on XLA; the oracle compared
+/// after converting to f64, which drops f8 payloads. Also -0 < +0 and NaN signs, in f8e4m3fn
+/// and bf16.
+#[test]
+fn totalorder_compare_orders_the_element_types_own_bits() {
+    let mut cases = Vec::new();
+    for (ty, pt, x, y) in [
+        (
+            "f8e5m2",
+            PrimitiveType::F8E5M2,
+            vec![0x7du8, 0x7e, 0x80, 0xfe, 0x3c, 0x7c],
+            vec![0x7eu8, 0x7d, 0x00, 0x7e, 0x3c, 0x7d],
+        ),
+        (
+            "f8e4m3fn",
+            PrimitiveType::F8E4M3FN,
+            vec![0x7fu8, 0xff, 0x80, 0x7f, 0x01, 0x38],
+            vec![0xffu8, 0x7f, 0x00, 0x7e, 0x81, 0x38],
+        ),
+    ] {
+        let n = x.len();
+        let lit_of = |v: &[u8]| {
+            Literal::Array(hlo::ArrayLiteral::from_bytes(pt, vec![n as i64], v.to_vec()).unwrap())
+        };
+        for dir in ["GE", "LT", "EQ"] {
+            let text = format!("HloModule m\n\nENTRY %main (a: {ty}[{n}], b: {ty}[{n}]) -> pred[{n}] {{\n  %a = {ty}[{n}] parameter(0)\n  %b = {ty}[{n}] parameter(1)\n  ROOT %r = pred[{n}] compare(%a, %b), direction={dir}, type=TOTALORDER\n}}\n");
+            cases.push((
+                format!("compare {dir} TOTALORDER on {ty}"),
+                text,
+                vec![lit_of(&x), lit_of(&y)],
+                0.0,
+            ));
+        }
+    }
+    check(cases);
+}
