@@ -324,7 +324,7 @@ pub struct ModuleTimings {
 ///    integers), and the accumulation precision of dots and convolutions (partial sums that
 ///    overflow). The oracle evaluates again under each choice, and every element XLA returned
 ///    must equal the oracle's element under one of them; vote `implementation-choice`.
-pub fn explain_ftz(
+pub fn explain_by_allowed_choices(
     oracle: &InterpBackend,
     module: &Module,
     inputs: &[Literal],
@@ -546,7 +546,9 @@ pub fn check_equivalent_forms(
         ];
         let mut again = classify(&outcomes, &Evidence::new(tol));
         if again.kind == VerdictKind::Mismatch {
-            if let Some(v) = explain_ftz(oracle, &dc.module, &dc.inputs, &outcomes, tol) {
+            if let Some(v) =
+                explain_by_allowed_choices(oracle, &dc.module, &dc.inputs, &outcomes, tol)
+            {
                 again = v;
             }
         }
@@ -858,7 +860,9 @@ impl<'a> Tester<'a> {
         // Flush-to-zero: when the oracle agrees with XLA once subnormal inputs are zeros, the
         // difference is XLA CPU's denormal mode, not a bug.
         if pre.kind == VerdictKind::Mismatch {
-            if let Some(v) = explain_ftz(&self.engines.oracle, &p.module, &p.inputs, &firsts, tol) {
+            if let Some(v) =
+                explain_by_allowed_choices(&self.engines.oracle, &p.module, &p.inputs, &firsts, tol)
+            {
                 return (v, None);
             }
         }

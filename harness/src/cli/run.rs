@@ -228,9 +228,13 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
         }
     }
     if verdict.kind == VerdictKind::Mismatch {
-        if let Some(v) =
-            crate::campaign::explain_ftz(&InterpBackend::new(), &module, &inputs, &outcomes, &tol)
-        {
+        if let Some(v) = crate::campaign::explain_by_allowed_choices(
+            &InterpBackend::new(),
+            &module,
+            &inputs,
+            &outcomes,
+            &tol,
+        ) {
             verdict = v;
         }
     }
