@@ -817,13 +817,34 @@ fn identity(r: Red, t: PrimitiveType) -> Scalar {
         (Red::Mul, _) => Scalar::S(1),
         (Red::And, hlo::TypeClass::Unsigned) => Scalar::U(umax),
         (Red::And, _) => Scalar::S(-1),
-        (Red::Max, hlo::TypeClass::Float) => Scalar::F(f64::NEG_INFINITY),
+        (Red::Max | Red::Min, hlo::TypeClass::Float) => {
+            // Types without infinities have their largest finite value as the identity (an
+            // infinity would convert to NaN, which minimum and maximum propagate).
+            let (lowest, highest) = float_range(t);
+            Scalar::F(if r == Red::Max { lowest } else { highest })
+        }
         (Red::Max, hlo::TypeClass::Signed) => Scalar::S(i64::MIN >> (64 - bits)),
         (Red::Max, _) => Scalar::U(0),
-        (Red::Min, hlo::TypeClass::Float) => Scalar::F(f64::INFINITY),
         (Red::Min, hlo::TypeClass::Signed) => Scalar::S(((1u64 << (bits - 1)) - 1) as i64),
         (Red::Min, _) => Scalar::U(umax),
     }
+}
+
+/// The lowest and highest values of float type `t`: the infinities where it has them, its
+/// finite extremes otherwise.
+fn float_range(t: PrimitiveType) -> (f64, f64) {
+    use PrimitiveType as T;
+    let max = match t {
+        T::F8E4M3FN => 448.0,
+        T::F8E4M3FNUZ => 240.0,
+        T::F8E5M2FNUZ => 57344.0,
+        T::F8E4M3B11FNUZ => 30.0,
+        T::F4E2M1FN => 6.0,
+        // Unsigned powers of two: 2^-127 ..= 2^127.
+        T::F8E8M0FNU => return (2f64.powi(-127), 2f64.powi(127)),
+        _ => return (f64::NEG_INFINITY, f64::INFINITY),
+    };
+    (-max, max)
 }
 
 /// A reducer computation: `(acc_0..acc_n, x_0..x_n) -> op_i(acc_i, x_i)` (a tuple when n > 1).
@@ -1871,4 +1892,30 @@ fn opt_barrier(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
         last = g.gte(c, b, i);
     }
     Some(last)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hlo::literal::{decode, ArrayLiteral};
+
+    /// `minimum`/`maximum` reductions start from a value no element can beat: never NaN (which
+    /// both propagate), and for the 8- and 4-bit types no bit pattern of the type is beyond it.
+    #[test]
+    fn min_max_identities_are_extremes_of_the_type() {
+        for &t in PrimitiveType::ALL_ARRAY.iter().filter(|t| t.is_float()) {
+            for r in [Red::Min, Red::Max] {
+                let lit = ArrayLiteral::from_scalars(t, vec![], &[identity(r, t)]).unwrap();
+                let v = lit.get(0).to_f64();
+                assert!(!v.is_nan(), "{r:?} identity of {t} is NaN");
+                if t.bit_width() <= 8 {
+                    for b in 0..(1u32 << t.bit_width()) {
+                        let x = decode(t, &[b as u8]).to_f64();
+                        let beats = if r == Red::Min { x > v } else { x < v };
+                        assert!(x.is_nan() || !beats, "{t} {b:#x} = {x} beats {r:?} {v}");
+                    }
+                }
+            }
+        }
+    }
 }

@@ -42,6 +42,17 @@ fn float_un<T: FloatElem>(a: &[T], f: impl Fn(f64) -> f64 + Sync + Send) -> Vec<
 fn float_bin<T: FloatElem>(a: &[T], b: &[T], f: impl Fn(f64, f64) -> f64 + Sync + Send) -> Vec<T> {
     map2(a, b, |x, y| T::from_f64(f(x.to_f64(), y.to_f64())))
 }
+/// Elementwise `f` where `f` returns one of its arguments: that operand's element itself.
+fn float_pick<T: FloatElem>(a: &[T], b: &[T], f: impl Fn(f64, f64) -> f64 + Sync + Send) -> Vec<T> {
+    map2(a, b, |x, y| {
+        let (p, q) = (x.to_f64(), y.to_f64());
+        if f(p, q).to_bits() == p.to_bits() {
+            x
+        } else {
+            y
+        }
+    })
+}
 fn int_un<T: IntElem>(a: &[T], f: impl Fn(i64) -> i64 + Sync + Send) -> Vec<T> {
     map1(a, |x| T::from_i64(f(x.to_i64())))
 }
@@ -162,11 +173,14 @@ macro_rules! xla_complex_fns {
             }
 
             /// The product as XLA CPU's code computes it: each part contracted into one fused
-            /// multiply-add (`fma(a.re, b.re, -(a.im * b.im))`), which matters when a product overflows.
+            /// multiply-add, `fma(a.re, b.re, -(a.im * b.im))` and `fma(a.im, b.re, a.re * b.im)`
+            /// (measured on XLA CPU with partial products that overflow alone), so a part can be
+            /// inf or NaN where the exact product is finite, and finite where one partial product
+            /// alone overflows.
             pub fn mul(a: C, b: C) -> C {
                 c(
                     a.re.mul_add(b.re, -(a.im * b.im)),
-                    a.re.mul_add(b.im, a.im * b.re),
+                    a.im.mul_add(b.re, a.re * b.im),
                 )
             }
 
@@ -443,6 +457,7 @@ fn c64_binop(op: Opcode) -> Option<fn(Complex32, Complex32) -> Complex32> {
     use xla_complex32 as X;
     use Opcode as O;
     Some(match op {
+        O::Multiply => X::mul,
         O::Divide => X::div,
         O::Atan2 => X::atan2,
         O::Power => X::pow,
@@ -798,7 +813,7 @@ pub fn complex_binop(op: Opcode) -> Option<fn(Complex64, Complex64) -> Complex64
     Some(match op {
         O::Add => |x, y| x + y,
         O::Subtract => |x, y| x - y,
-        O::Multiply => |x, y| x * y,
+        O::Multiply => xla_complex::mul,
         O::Divide => xla_complex::div,
         O::Atan2 => xla_complex::atan2,
         O::Power => xla_complex::pow,
@@ -869,6 +884,15 @@ pub fn binary(op: Opcode, a: &Array, b: &Array, out_ty: PrimitiveType) -> Result
                     }
                     _ => {}
                 }
+            }
+            if matches!(op, O::Maximum | O::Minimum) {
+                // The result is one of the operands, bit for bit (a NaN's payload included):
+                // XLA selects, it does not compute.
+                return Ok(Array::new(
+                    ty,
+                    dims,
+                    crate::map_float_buf2!(&a.buf, &b.buf, x, y => float_pick(x, y, f), return Err(type_err(op, ty))),
+                ));
             }
             crate::map_float_buf2!(&a.buf, &b.buf, x, y => float_bin(x, y, f), return Err(type_err(op, ty)))
         }

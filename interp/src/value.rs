@@ -281,6 +281,16 @@ fn round_ieee(x: f64, emin: i32, emax: i32, man: u32) -> f64 {
     }
 }
 
+/// The bits of NaN `v` narrowed to a float with `exp` exponent and `man` mantissa bits, as the
+/// CPU's conversions narrow them: the sign and the top mantissa bits kept, the quiet bit set.
+/// An f16 NaN an operation passes through keeps its payload, as on XLA CPU.
+fn nan_bits(v: f64, exp: u32, man: u32) -> u64 {
+    let b = v.to_bits();
+    let sign = b >> 63;
+    let payload = ((b >> (52 - man)) & ((1 << man) - 1)) | (1 << (man - 1));
+    (sign << (exp + man)) | (((1 << exp) - 1) << man) | payload
+}
+
 /// Float element types: values widen exactly to f64; `from_f64` rounds once to nearest even.
 pub trait FloatElem: Copy + Send + Sync + 'static {
     fn to_f64(self) -> f64;
@@ -315,11 +325,7 @@ impl FloatElem for f16 {
     #[inline]
     fn from_f64(v: f64) -> Self {
         if v.is_nan() {
-            return if v.is_sign_negative() {
-                -f16::NAN
-            } else {
-                f16::NAN
-            };
+            return f16::from_bits(nan_bits(v, 5, 10) as u16);
         }
         // Exactly representable after rounding, so half's conversion is exact.
         f16::from_f64(round_ieee(v, -14, 15, 10))
@@ -333,6 +339,8 @@ impl FloatElem for bf16 {
     #[inline]
     fn from_f64(v: f64) -> Self {
         if v.is_nan() {
+            // XLA CPU rounds f32 to bf16 in code of its own, which makes every NaN the quiet
+            // one of its sign.
             return if v.is_sign_negative() {
                 -bf16::NAN
             } else {
@@ -1092,6 +1100,15 @@ mod rounding_tests {
         // NaN keeps its sign.
         assert!(<f16 as FloatElem>::from_f64(-f64::NAN).to_bits() & 0x8000 != 0);
         assert!(<bf16 as FloatElem>::from_f64(f64::NAN).to_f64().is_nan());
+        // An f16 NaN's payload survives the round trip through f64 (its top bits, quieted), as
+        // through the CPU's conversions; bf16 NaNs become the quiet NaN of their sign.
+        for b in [0xffffu16, 0xfc01] {
+            let x = f16::from_bits(b).to_f64();
+            let want = b | 0x0200;
+            assert_eq!(<f16 as FloatElem>::from_f64(x).to_bits(), want, "{b:#x}");
+        }
+        let x = bf16::from_bits(0xff81).to_f64();
+        assert_eq!(<bf16 as FloatElem>::from_f64(x).to_bits(), 0xffc0);
     }
 
     fn all_bytes<T>(from: impl Fn(u8) -> T) -> Vec<(u32, T)> {

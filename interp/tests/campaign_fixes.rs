@@ -622,3 +622,74 @@ fn totalorder_compare_orders_the_element_types_own_bits() {
     }
     check(cases);
 }
+
+/// Campaign finding (a c64 product reduction, labelled oracle): XLA multiplies c64 in f32 parts
+/// with fused multiply-adds, so a partial product that overflows makes a part inf or NaN even
+/// when the exact product is finite; the oracle multiplied in f64 and rounded once. c128 is
+/// computed the same way in f64.
+#[test]
+fn complex_multiply_overflows_in_component_precision() {
+    // Each pair makes one partial product overflow alone, or two cancel.
+    let pairs = |s: f64| {
+        let x = vec![
+            (2.0 * s, 2.0 * s),
+            (2.0 * s, 2.0 * s),
+            (2.0 * s, 1.0 * s),
+            (1.0 * s, 2.0 * s),
+            (3.0 * s, 2.0 * s),
+            (2.0 * s, 3.0 * s),
+            (1.5, -2.5),
+        ];
+        let y = vec![
+            (2.0, 1.0),
+            (2.0, 2.0),
+            (-1.0, 2.0),
+            (2.0, -1.0),
+            (1.0, 2.0),
+            (2.0, 1.0),
+            (3.0, 4.0),
+        ];
+        (x, y)
+    };
+    let mut cases = Vec::new();
+    for (ty, pt, s, tol) in [
+        ("c64", PrimitiveType::C64, 1e38, 1e-6),
+        ("c128", PrimitiveType::C128, 1e308, 1e-14),
+    ] {
+        let (x, y) = pairs(s);
+        cases.push((
+            format!("multiply on {ty} with overflowing partial products"),
+            binary_module("multiply", ty, x.len()),
+            vec![cplx(pt, &x), cplx(pt, &y)],
+            tol,
+        ));
+    }
+    check(cases);
+}
+
+/// Campaign finding (f16 power through bitcast-convert, labelled oracle): a NaN operand's payload
+/// passes through the operation (quieted), as through the CPU's conversions; the oracle made
+/// every f16 and bf16 NaN result the canonical one.
+#[test]
+fn nan_payloads_pass_through_f16_and_bf16_operations() {
+    let mut cases = Vec::new();
+    for (ty, bits) in [
+        ("f16", vec![0xffffu16, 0x7e01, 0xfc01, 0x3c00]),
+        ("bf16", vec![0xffffu16, 0x7fc1, 0xff81, 0x3f80]),
+    ] {
+        let n = bits.len();
+        let pt = PrimitiveType::from_name(ty).unwrap();
+        let bytes: Vec<u8> = bits.iter().flat_map(|b| b.to_le_bytes()).collect();
+        let arg = Literal::Array(hlo::ArrayLiteral::from_bytes(pt, vec![n as i64], bytes).unwrap());
+        for op in ["power", "add", "maximum"] {
+            let text = format!("HloModule m\n\nENTRY %main (a: {ty}[{n}]) -> u16[{n}] {{\n  %a = {ty}[{n}] parameter(0)\n  %r = {ty}[{n}] {op}(%a, %a)\n  ROOT %b = u16[{n}] bitcast-convert(%r)\n}}\n");
+            cases.push((
+                format!("{op} on {ty} NaNs, as bits"),
+                text,
+                vec![arg.clone()],
+                0.0,
+            ));
+        }
+    }
+    check(cases);
+}
