@@ -623,6 +623,34 @@ fn totalorder_compare_orders_the_element_types_own_bits() {
     check(cases);
 }
 
+/// Sort and TopK order f8 NaNs as XLA CPU does: by sign only. XLA sorts f8 keys in a wider
+/// float type, so NaNs of one sign tie whatever their payloads (a stable sort keeps them in
+/// index order), while -NaN < -inf and +inf < +NaN as TOTALORDER says. The test compares the
+/// permutations (sort's iota operand, TopK's indices): XLA also rewrites the NaN bits it moves.
+#[test]
+fn sort_and_topk_tie_f8_nans_of_one_sign() {
+    // f8e5m2: NaN payloads 0x7d..0x7f and 0xfd..0xff, infinities, zeros of both signs.
+    let bits = vec![
+        0x7eu8, 0x3c, 0xfd, 0x7d, 0x80, 0xff, 0x7c, 0x00, 0xfe, 0x7f, 0xfc, 0xbc,
+    ];
+    let n = bits.len();
+    let arg = Literal::Array(
+        hlo::ArrayLiteral::from_bytes(PrimitiveType::F8E5M2, vec![n as i64], bits).unwrap(),
+    );
+    let k = 5;
+    let mut cases = Vec::new();
+    for (dir, largest) in [("LT", false), ("GT", true)] {
+        let text = format!("HloModule m\n\n%cmp (p0: f8e5m2[], p1: f8e5m2[], i0: s32[], i1: s32[]) -> pred[] {{\n  %p0 = f8e5m2[] parameter(0)\n  %p1 = f8e5m2[] parameter(1)\n  %i0 = s32[] parameter(2)\n  %i1 = s32[] parameter(3)\n  ROOT %c = pred[] compare(%p0, %p1), direction={dir}, type=TOTALORDER\n}}\n\nENTRY %main (a: f8e5m2[{n}]) -> (s32[{n}], s32[{k}]) {{\n  %a = f8e5m2[{n}] parameter(0)\n  %io = s32[{n}] iota(), iota_dimension=0\n  %s = (f8e5m2[{n}], s32[{n}]) sort(%a, %io), dimensions={{0}}, to_apply=%cmp\n  %p = s32[{n}] get-tuple-element(%s), index=1\n  %t = (f8e5m2[{k}], s32[{k}]) topk(%a), k={k}, largest={largest}\n  %i = s32[{k}] get-tuple-element(%t), index=1\n  ROOT %r = (s32[{n}], s32[{k}]) tuple(%p, %i)\n}}\n");
+        cases.push((
+            format!("sort {dir} TOTALORDER and topk largest={largest} on f8e5m2 NaNs"),
+            text,
+            vec![arg.clone()],
+            0.0,
+        ));
+    }
+    check(cases);
+}
+
 /// Campaign finding (a c64 product reduction, labelled oracle): XLA multiplies c64 in f32 parts
 /// with fused multiply-adds, so a partial product that overflows makes a part inf or NaN even
 /// when the exact product is finite; the oracle multiplied in f64 and rounded once. c128 is
