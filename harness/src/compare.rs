@@ -1181,7 +1181,7 @@ mod overflow_in_reductions {
 }
 
 /// Element by element, the candidate value closest to `actual`: bitwise equal first, then equal
-/// (NaN equals NaN), then nearest. Candidates are outputs of the same program under different
+/// (NaN equals NaN; complex values with a non-finite part equal each other), then nearest. Candidates are outputs of the same program under different
 /// allowed implementation choices (see `interp::variant`); comparing `actual` with the merge asks
 /// whether each of its elements is one of the allowed results. `None` when shapes differ.
 pub fn merge_closest(candidates: &[&ArrayLiteral], actual: &ArrayLiteral) -> Option<ArrayLiteral> {
@@ -1202,8 +1202,11 @@ pub fn merge_closest(candidates: &[&ArrayLiteral], actual: &ArrayLiteral) -> Opt
                 (a - b).abs()
             }
         }
+        let nonfinite = |r: f64, i: f64| !r.is_finite() || !i.is_finite();
         match (x, y) {
             (Scalar::F(a), Scalar::F(b)) => d(a, b),
+            // As the comparison has it: complex values with a non-finite part are all equal.
+            (Scalar::C(ar, ai), Scalar::C(br, bi)) if nonfinite(ar, ai) && nonfinite(br, bi) => 0.0,
             (Scalar::C(ar, ai), Scalar::C(br, bi)) => d(ar, br) + d(ai, bi),
             (x, y) if x == y => 0.0,
             (x, y) => int_diff(x, y).max(f64::MIN_POSITIVE),
@@ -1263,6 +1266,17 @@ mod merging_candidates {
         let i1 = arr(PrimitiveType::S32, &[Scalar::S(4), Scalar::S(9)]);
         let m = merge_closest(&[&i0, &i1], &ints).unwrap();
         assert_eq!((m.get(0), m.get(1)), (Scalar::S(3), Scalar::S(9)));
+        // A complex result with an infinite part is closest to a candidate with a non-finite
+        // part (a c64 dot whose single-precision products overflowed), not to a finite one.
+        let inf = f64::INFINITY;
+        let xc = arr(PrimitiveType::C64, &[Scalar::C(-inf, -inf)]);
+        let finite = arr(PrimitiveType::C64, &[Scalar::C(-316.0, 111.9)]);
+        let overflowed = arr(PrimitiveType::C64, &[Scalar::C(f64::NAN, f64::NAN)]);
+        let m = merge_closest(&[&finite, &overflowed], &xc).unwrap();
+        assert!(
+            m.get(0) != Scalar::C(-316.0, 111.9),
+            "the overflowed candidate"
+        );
         let other = arr(PrimitiveType::S32, &[Scalar::S(3)]);
         assert!(merge_closest(&[&other], &ints).is_none(), "shapes differ");
     }

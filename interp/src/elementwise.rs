@@ -356,14 +356,16 @@ macro_rules! xla_complex_fns {
             }
 
             /// e^z = e^re (cos im + i sin im); a zero imaginary part stays as it is (so
-            /// e^(inf + 0i) = inf + 0i, not inf * sin 0 = NaN), as on XLA.
+            /// e^(inf + 0i) = inf + 0i, not inf * sin 0 = NaN), as on XLA. Like XLA, the parts
+            /// are (e^(re/2) cos im) e^(re/2) and (e^(re/2) sin im) e^(re/2), so a part stays
+            /// finite where e^re alone overflows but the product does not.
             pub fn exp(z: C) -> C {
-                let e = z.re.exp();
                 if z.im == 0.0 {
-                    return c(e, z.im);
+                    return c(z.re.exp(), z.im);
                 }
+                let h = (z.re * 0.5).exp();
                 let (s, co) = z.im.sin_cos();
-                c(e * co, e * s)
+                c((h * co) * h, (h * s) * h)
             }
 
             /// e^z - 1 = expm1(re) cos(im) - 2 sin^2(im / 2) + i (expm1(re) + 1) sin(im) (XLA's form);

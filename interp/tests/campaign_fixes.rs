@@ -623,6 +623,37 @@ fn totalorder_compare_orders_the_element_types_own_bits() {
     check(cases);
 }
 
+/// Campaign finding (c64 exponential, labelled oracle): XLA computes the parts of e^z without
+/// forming e^re alone, so e^(88.8 - 1.7i) has a finite real part in c64 although e^88.8
+/// overflows f32; the oracle had multiplied an infinite e^re by cos(im).
+#[test]
+fn complex_exponential_parts_do_not_overflow_early() {
+    let mut cases = Vec::new();
+    for (ty, re, ptype) in [
+        (
+            "c64",
+            [88.7, 88.7234, 88.8, 89.5, 90.5, 176.0],
+            PrimitiveType::C64,
+        ),
+        (
+            "c128",
+            [709.0, 709.9, 710.5, 711.0, 712.0, 1418.0],
+            PrimitiveType::C128,
+        ),
+    ] {
+        let z: Vec<Scalar> = re.iter().map(|&r| Scalar::C(r, -1.7353008)).collect();
+        let arg = Literal::Array(hlo::ArrayLiteral::from_scalars(ptype, vec![6], &z).unwrap());
+        let text = format!("HloModule m\n\nENTRY %main (z: {ty}[6]) -> {ty}[6] {{\n  %z = {ty}[6] parameter(0)\n  ROOT %e = {ty}[6] exponential(%z)\n}}\n");
+        cases.push((
+            format!("exponential on {ty} near overflow"),
+            text,
+            vec![arg],
+            1e-5,
+        ));
+    }
+    check(cases);
+}
+
 /// Sort and TopK order f8 NaNs as XLA CPU does: by sign only. XLA sorts f8 keys in a wider
 /// float type, so NaNs of one sign tie whatever their payloads (a stable sort keeps them in
 /// index order), while -NaN < -inf and +inf < +NaN as TOTALORDER says. The test compares the
