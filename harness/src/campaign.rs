@@ -377,6 +377,10 @@ pub fn explain_by_allowed_choices(
                 ..Variant::default()
             });
         }
+        variants.push(Variant {
+            skip_conv_padding: true,
+            ..Variant::default()
+        });
     }
     if !approximated.is_empty() {
         // Every approximated op off by the same ulps, then each op alone (in a chain of two,
@@ -439,7 +443,8 @@ pub fn explain_by_allowed_choices(
         if let Some(mut v) = verdict {
             v.message = "explained by implementation choices XLA is free to make (the sign of \
                          NaNs operations produce, the last ulps of approximated functions, \
-                         dot/convolution accumulation precision, flush-to-zero): each \
+                         dot/convolution accumulation precision, convolution padding, \
+                         flush-to-zero): each \
                          differing element is the oracle's under one"
                 .into();
             v.vote = Some("implementation-choice".into());

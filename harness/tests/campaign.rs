@@ -311,7 +311,9 @@ fn program_of(text: &str, inputs: Vec<Literal>) -> Program {
 /// produces (XLA folds `0 % 0` to +NaN, the oracle on this CPU gives -NaN; seen through a
 /// bitcast), the last ulp of an approximated function (`cbrt` of f64, through a bitcast), and
 /// f32 accumulation in a dot (6e38 - 6e38: XLA overflows to inf - inf = NaN, the oracle's f64
-/// sum is 0). Each would be a mismatch under the oracle's default evaluation.
+/// sum is 0), a convolution that skips its padding (0 * NaN never formed), and single-precision
+/// products of a c64 dot that overflow. Each would be a mismatch under the oracle's default
+/// evaluation.
 #[test]
 fn implementation_choices_explain_differences_instead_of_findings() {
     if skip() {
@@ -354,17 +356,55 @@ fn implementation_choices_explain_differences_instead_of_findings() {
             ),
         ],
     );
-    let progs = vec![nan_sign, ulps, accumulation];
+    // XLA's convolution kernel skips the lhs padding; the oracle multiplies its zeros by the
+    // NaN kernel value.
+    let mut kernel = vec![Scalar::F(0.0); 16];
+    kernel[0] = Scalar::F(f64::NAN);
+    let padding = program_of(
+        "HloModule conv_padding\n\nENTRY %main (a: f64[2,7,6,1], w: f64[2,2,1,4]) -> (f64[1,4,8,3]) {\n  %a = f64[2,7,6,1] parameter(0)\n  %w = f64[2,2,1,4] parameter(1)\n  %c = f64[1,4,8,3] convolution(%a, %w), window={size=2x2 pad=0_2x-1_1}, dim_labels=10bf_10io->1f0b, batch_group_count=2\n  ROOT %t = (f64[1,4,8,3]) tuple(%c)\n}\n",
+        vec![
+            Literal::Array(
+                ArrayLiteral::from_scalars(PrimitiveType::F64, vec![2, 7, 6, 1], &[Scalar::F(0.0); 84])
+                    .unwrap(),
+            ),
+            Literal::Array(
+                ArrayLiteral::from_scalars(PrimitiveType::F64, vec![2, 2, 1, 4], &kernel).unwrap(),
+            ),
+        ],
+    );
+    // A c64 dot whose single-precision products overflow with both signs: XLA gives an infinite
+    // part, the oracle's c128 sum cancels them; single-precision accumulation overflows too.
+    let x = [
+        (3.4028235e38, -0.17666952),
+        (-0.7016192, -96.50691),
+        (-3.4028235e38, 0.797093),
+        (-0.36247104, -39.624958),
+    ];
+    let complex_overflow = program_of(
+        "HloModule c64_dot_overflow\n\nENTRY %main (x: c64[4]) -> (c64[]) {\n  %x = c64[4] parameter(0)\n  %c = c64[] constant((-2.75, -8))\n  %b = c64[4] broadcast(%c), dimensions={}\n  %d = c64[] dot(%b, %x), lhs_contracting_dims={0}, rhs_contracting_dims={0}\n  ROOT %t = (c64[]) tuple(%d)\n}\n",
+        vec![Literal::Array(
+            ArrayLiteral::from_scalars(
+                PrimitiveType::C64,
+                vec![4],
+                &x.map(|(r, i)| Scalar::C(r, i)),
+            )
+            .unwrap(),
+        )],
+    );
+    let progs = vec![nan_sign, ulps, accumulation, padding, complex_overflow];
     for p in &progs {
         let default = interp::evaluate(&p.module, &p.inputs).unwrap();
         assert!(!default.leaves().is_empty());
     }
     let reports = tester.test_programs(0, &progs);
-    assert_eq!(reports.len(), 3);
-    for (r, name) in reports
-        .iter()
-        .zip(["nan sign", "cbrt ulp", "f32 accumulation"])
-    {
+    assert_eq!(reports.len(), 5);
+    for (r, name) in reports.iter().zip([
+        "nan sign",
+        "cbrt ulp",
+        "f32 accumulation",
+        "convolution padding",
+        "c64 dot overflow",
+    ]) {
         assert_eq!(
             r.verdict.kind,
             VerdictKind::Match,

@@ -254,7 +254,15 @@ pub fn dot(i: &Instruction, l: &Array, r: &Array, acc: Accumulation) -> Result<A
 }
 
 /// Convolution as the StableHLO spec defines it, including feature and batch groups.
-pub fn convolution(i: &Instruction, l: &Array, r: &Array, acc: Accumulation) -> Result<Array> {
+/// `skip_padding`: padding and base-dilation zeros of the lhs are not multiplied (see
+/// [`crate::variant::Variant::skip_conv_padding`]); by default they are.
+pub fn convolution(
+    i: &Instruction,
+    l: &Array,
+    r: &Array,
+    acc: Accumulation,
+    skip_padding: bool,
+) -> Result<Array> {
     let narrow_acc = acc != Accumulation::Wide;
     let (ty, dims) = out_dims(i)?;
     let dl = i
@@ -435,6 +443,9 @@ pub fn convolution(i: &Instruction, l: &Array, r: &Array, acc: Accumulation) -> 
                 None => pad = 1,
             }
             rbase += k[s] * rst[ksp[s]];
+        }
+        if pad == 1 && skip_padding {
+            return None;
         }
         Some((lbase, rbase, pad))
     };

@@ -496,6 +496,7 @@ impl<'m> Ctx<'m> {
                     a(0)?,
                     a(1)?,
                     self.opts.variant.accumulation,
+                    self.opts.variant.skip_conv_padding,
                 )?)
             }
             O::Sort => sort::sort(self, i, ops)?,

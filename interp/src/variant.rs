@@ -19,6 +19,10 @@
 //! - **Accumulation precision** of `dot` and `convolution`. The oracle sums in f64 and rounds
 //!   once; XLA CPU sums f32 (and narrower) in f32, so a sum whose partial results overflow is
 //!   inf or NaN there and finite here.
+//! - **Convolution padding**: the oracle multiplies the zeros that padding and base dilation put
+//!   into a convolution's lhs (StableHLO's definition: pad, then dot; XLA's lowerings through
+//!   `pad` do the same), while XLA's convolution kernels skip them. Only an inf or NaN kernel
+//!   value over padding tells them apart (0 * NaN is NaN); the variant skips them.
 
 use crate::value::{from_bits, to_bits, Array, Buffer};
 use crate::Result;
@@ -39,6 +43,9 @@ pub struct Variant {
     pub flush_denormals: bool,
     /// How `dot` and `convolution` accumulate.
     pub accumulation: Accumulation,
+    /// `convolution` skips the padding and base-dilation zeros of its lhs instead of
+    /// multiplying them.
+    pub skip_conv_padding: bool,
 }
 
 /// The accumulation of `dot` and `convolution` sums.
