@@ -383,6 +383,10 @@ pub fn explain_by_allowed_choices(
         });
     }
     if !approximated.is_empty() {
+        variants.push(Variant {
+            wide_complex: true,
+            ..Variant::default()
+        });
         // Every approximated op off by the same ulps, then each op alone (in a chain of two,
         // the last one's rounding is often all that differs).
         for n in [1, -1, 2, -2, 4, -4] {
@@ -444,6 +448,7 @@ pub fn explain_by_allowed_choices(
             v.message = "explained by implementation choices XLA is free to make (the sign of \
                          NaNs operations produce, the last ulps of approximated functions, \
                          dot/convolution accumulation precision, convolution padding, \
+                         precision of c64 functions, \
                          flush-to-zero): each \
                          differing element is the oracle's under one"
                 .into();

@@ -312,8 +312,9 @@ fn program_of(text: &str, inputs: Vec<Literal>) -> Program {
 /// bitcast), the last ulp of an approximated function (`cbrt` of f64, through a bitcast), and
 /// f32 accumulation in a dot (6e38 - 6e38: XLA overflows to inf - inf = NaN, the oracle's f64
 /// sum is 0), a convolution that skips its padding (0 * NaN never formed), and single-precision
-/// products of a c64 dot that overflow. Each would be a mismatch under the oracle's default
-/// evaluation.
+/// products of a c64 dot that overflow, and a c64 power whose tiny imaginary part XLA computes
+/// more precisely than the oracle's single-precision formula. Each would be a mismatch under
+/// the oracle's default evaluation.
 #[test]
 fn implementation_choices_explain_differences_instead_of_findings() {
     if skip() {
@@ -391,19 +392,36 @@ fn implementation_choices_explain_differences_instead_of_findings() {
             .unwrap(),
         )],
     );
-    let progs = vec![nan_sign, ulps, accumulation, padding, complex_overflow];
+    // (-28343 + 0i)^(1 + 0i): XLA's imaginary part is 0, the oracle's single-precision
+    // exp(w log z) leaves 28343 sin(pi as f32) = -0.0025 there.
+    let complex_power = program_of(
+        "HloModule c64_power\n\nENTRY %main (z: c64[1]) -> (f32[1]) {\n  %z = c64[1] parameter(0)\n  %c = c64[] constant((1, 0))\n  %w = c64[1] broadcast(%c), dimensions={}\n  %p = c64[1] power(%z, %w)\n  %i = f32[1] imag(%p)\n  ROOT %t = (f32[1]) tuple(%i)\n}\n",
+        vec![Literal::Array(
+            ArrayLiteral::from_scalars(PrimitiveType::C64, vec![1], &[Scalar::C(-28343.0, 0.0)])
+                .unwrap(),
+        )],
+    );
+    let progs = vec![
+        nan_sign,
+        ulps,
+        accumulation,
+        padding,
+        complex_overflow,
+        complex_power,
+    ];
     for p in &progs {
         let default = interp::evaluate(&p.module, &p.inputs).unwrap();
         assert!(!default.leaves().is_empty());
     }
     let reports = tester.test_programs(0, &progs);
-    assert_eq!(reports.len(), 5);
+    assert_eq!(reports.len(), 6);
     for (r, name) in reports.iter().zip([
         "nan sign",
         "cbrt ulp",
         "f32 accumulation",
         "convolution padding",
         "c64 dot overflow",
+        "c64 power precision",
     ]) {
         assert_eq!(
             r.verdict.kind,

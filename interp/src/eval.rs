@@ -396,7 +396,15 @@ impl<'m> Ctx<'m> {
             | O::Imag => {
                 need(1)?;
                 let (ty, _) = out_dims(i)?;
-                let r = elementwise::unary(i.opcode, a(0)?, ty)?;
+                let r = if self.opts.variant.widens_complex(i.opcode, ty) {
+                    let w = convert::convert(a(0)?, hlo::PrimitiveType::C128)?;
+                    convert::convert(
+                        &elementwise::unary(i.opcode, &w, hlo::PrimitiveType::C128)?,
+                        ty,
+                    )?
+                } else {
+                    elementwise::unary(i.opcode, a(0)?, ty)?
+                };
                 Value::array(crate::variant::adjust(i.opcode, r, &self.opts.variant)?)
             }
             O::Add
@@ -418,7 +426,16 @@ impl<'m> Ctx<'m> {
             | O::Mulhi => {
                 need(2)?;
                 let (ty, _) = out_dims(i)?;
-                let r = elementwise::binary(i.opcode, a(0)?, a(1)?, ty)?;
+                let r = if self.opts.variant.widens_complex(i.opcode, ty) {
+                    let (x, y) = (
+                        convert::convert(a(0)?, hlo::PrimitiveType::C128)?,
+                        convert::convert(a(1)?, hlo::PrimitiveType::C128)?,
+                    );
+                    let w = elementwise::binary(i.opcode, &x, &y, hlo::PrimitiveType::C128)?;
+                    convert::convert(&w, ty)?
+                } else {
+                    elementwise::binary(i.opcode, a(0)?, a(1)?, ty)?
+                };
                 Value::array(crate::variant::adjust(i.opcode, r, &self.opts.variant)?)
             }
             O::Compare => {

@@ -19,6 +19,11 @@
 //! - **Accumulation precision** of `dot` and `convolution`. The oracle sums in f64 and rounds
 //!   once; XLA CPU sums f32 (and narrower) in f32, so a sum whose partial results overflow is
 //!   inf or NaN there and finite here.
+//! - **Precision of c64 functions**: the oracle evaluates XLA's formulas for `power`, `exp`,
+//!   `log`, ... of c64 values in single precision, as XLA does, but its roundings are not XLA's:
+//!   a part much smaller than the modulus (the imaginary part of (-28343 + 0i)^1, sin(pi) times
+//!   28343) carries an error of the modulus' ulps. The variant computes those functions in
+//!   double precision and rounds once.
 //! - **Convolution padding**: the oracle multiplies the zeros that padding and base dilation put
 //!   into a convolution's lhs (StableHLO's definition: pad, then dot; XLA's lowerings through
 //!   `pad` do the same), while XLA's convolution kernels skip them. Only an inf or NaN kernel
@@ -46,6 +51,9 @@ pub struct Variant {
     /// `convolution` skips the padding and base-dilation zeros of its lhs instead of
     /// multiplying them.
     pub skip_conv_padding: bool,
+    /// Approximated functions of c64 values are computed in double precision and rounded once
+    /// (by default the oracle follows XLA's formulas in single precision).
+    pub wide_complex: bool,
 }
 
 /// The accumulation of `dot` and `convolution` sums.
@@ -63,6 +71,11 @@ pub enum Accumulation {
 }
 
 impl Variant {
+    /// Whether `op` on values of type `ty` is computed on c128 and rounded to c64.
+    pub fn widens_complex(&self, op: Opcode, ty: PrimitiveType) -> bool {
+        self.wide_complex && ty == PrimitiveType::C64 && APPROXIMATED.contains(&op)
+    }
+
     /// True when no option changes the evaluation of elementwise results (see [`adjust`]).
     pub fn leaves_elementwise_results(&self) -> bool {
         self.nan_sign.is_none() && self.nudge_ulps == 0 && !self.flush_denormals
