@@ -654,6 +654,50 @@ fn complex_exponential_parts_do_not_overflow_early() {
     check(cases);
 }
 
+/// Campaign finding (`sign` of an f8e5m2 NaN seen through a bitcast, labelled oracle): XLA CPU
+/// computes f8e5m2 in f16 and truncates back, so every NaN an f8e5m2 op or an f16 -> f8e5m2
+/// conversion produces is 0x7f; `maximum` of f8e4m3fn, f8e4m3 and f8e3m4 gives the positive
+/// quiet NaN; other ops of those types keep the NaN's sign. Inputs are parameters, so nothing
+/// is folded at compile time.
+#[test]
+fn f8_nan_bits_follow_xla_cpu() {
+    let h = Literal::Array(
+        hlo::ArrayLiteral::from_bytes(
+            PrimitiveType::F16,
+            vec![4],
+            [0x7e00u16, 0xfe00, 0x7d00, 0x3c00]
+                .iter()
+                .flat_map(|x| x.to_le_bytes())
+                .collect(),
+        )
+        .unwrap(),
+    );
+    let y = Literal::Array(
+        hlo::ArrayLiteral::from_scalars(
+            PrimitiveType::F16,
+            vec![4],
+            &[
+                Scalar::F(-1.0),
+                Scalar::F(-4.0),
+                Scalar::F(2.0),
+                Scalar::F(3.0),
+            ],
+        )
+        .unwrap(),
+    );
+    let mut cases = Vec::new();
+    for ty in ["f8e5m2", "f8e4m3fn", "f8e4m3", "f8e3m4", "f8e5m2fnuz"] {
+        let text = format!("HloModule m\n\nENTRY %main (h: f16[4], g: f16[4]) -> (u8[4], u8[4], u8[4], u8[4], u8[4]) {{\n  %h = f16[4] parameter(0)\n  %g = f16[4] parameter(1)\n  %x = {ty}[4] convert(%h)\n  %y = {ty}[4] convert(%g)\n  %s = {ty}[4] sqrt(%y)\n  %n = {ty}[4] negate(%x)\n  %m = {ty}[4] maximum(%x, %y)\n  %z = {ty}[4] sign(%x)\n  %b1 = u8[4] bitcast-convert(%x)\n  %b2 = u8[4] bitcast-convert(%s)\n  %b3 = u8[4] bitcast-convert(%n)\n  %b4 = u8[4] bitcast-convert(%m)\n  %b5 = u8[4] bitcast-convert(%z)\n  ROOT %t = (u8[4], u8[4], u8[4], u8[4], u8[4]) tuple(%b1, %b2, %b3, %b4, %b5)\n}}\n");
+        cases.push((
+            format!("{ty} NaN bits"),
+            text,
+            vec![h.clone(), y.clone()],
+            0.0,
+        ));
+    }
+    check(cases);
+}
+
 /// Sort and TopK order f8 NaNs as XLA CPU does: by sign only. XLA sorts f8 keys in a wider
 /// float type, so NaNs of one sign tie whatever their payloads (a stable sort keeps them in
 /// index order), while -NaN < -inf and +inf < +NaN as TOTALORDER says. The test compares the
