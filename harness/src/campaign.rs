@@ -456,7 +456,93 @@ pub fn explain_by_allowed_choices(
             return Some(v);
         }
     }
-    None
+    explain_by_complex_rounding(oracle, module, inputs, &base, &xla, outcomes, tol)
+}
+
+/// The last resort of [`explain_by_allowed_choices`] for modules with approximated complex
+/// functions: their results carry rounding noise of the modulus' ulps in both parts, which later
+/// ops can magnify (a log of the noise) or turn on (a branch cut at its sign). The oracle runs
+/// with every complex result moved by 1, 2 and 4 ulps of its larger part, both ways; XLA's
+/// element is explained when it lies between those results (see
+/// [`crate::compare::merge_within_hull`]).
+fn explain_by_complex_rounding(
+    oracle: &InterpBackend,
+    module: &Module,
+    inputs: &[Literal],
+    base: &RunResult,
+    xla: &[(usize, &RunResult)],
+    outcomes: &[(String, Outcome)],
+    tol: &Tolerance,
+) -> Option<Verdict> {
+    use interp::variant::{Variant, APPROXIMATED};
+    let complex_fn = module.computations.iter().any(|c| {
+        c.instructions.iter().any(|i| {
+            APPROXIMATED.contains(&i.opcode) && i.shape.leaves().iter().any(|l| l.ty.is_complex())
+        })
+    });
+    if !complex_fn {
+        return None;
+    }
+    let mut candidates: Vec<Vec<Literal>> = vec![base.outputs.clone()];
+    for n in [1, -1, 2, -2, 4, -4] {
+        let b = InterpBackend {
+            options: interp::EvalOptions {
+                variant: Variant {
+                    nudge_ulps: n,
+                    normwise_complex: true,
+                    ..Variant::default()
+                },
+                ..oracle.options.clone()
+            },
+        };
+        if let Outcome::Ok(r) = b.run_module(module, inputs) {
+            candidates.push(r.outputs);
+        }
+    }
+    let mut verdict = None;
+    for &(j, r) in xla {
+        let mut merged = Vec::with_capacity(r.outputs.len());
+        for (leaf, actual) in r.outputs.iter().enumerate() {
+            let Literal::Array(actual) = actual else {
+                return None;
+            };
+            let cands: Vec<&hlo::ArrayLiteral> = candidates
+                .iter()
+                .filter_map(|c| match c.get(leaf) {
+                    Some(Literal::Array(a)) => Some(a),
+                    _ => None,
+                })
+                .collect();
+            if cands.len() != candidates.len() {
+                return None;
+            }
+            merged.push(Literal::Array(crate::compare::merge_within_hull(
+                &cands, actual,
+            )?));
+        }
+        let again = vec![
+            (
+                ORACLE.to_string(),
+                Outcome::Ok(RunResult {
+                    outputs: merged,
+                    ..base.clone()
+                }),
+            ),
+            outcomes[j].clone(),
+        ];
+        let v = classify(&again, &Evidence::new(tol));
+        if v.kind != VerdictKind::Match {
+            return None;
+        }
+        verdict = Some(v);
+    }
+    let mut v = verdict?;
+    v.message = "explained by rounding noise of complex functions: each differing element lies \
+                 between the oracle's results with complex results moved by a few ulps of their \
+                 modulus"
+        .into();
+    v.vote = Some("implementation-choice".into());
+    Some(v)
 }
 
 /// The `match` verdict when every element of XLA's result `r` (of `xla`) is one of the

@@ -1232,6 +1232,49 @@ pub fn merge_closest(candidates: &[&ArrayLiteral], actual: &ArrayLiteral) -> Opt
     Some(out)
 }
 
+/// As [`merge_closest`], except that an element of `actual` lying between the candidates (each
+/// part of a float or complex value within the smallest and largest of the candidates' parts,
+/// NaNs left out) is taken as it is. For candidates that are one result under growing
+/// perturbations of an input, a continuous function takes every value between them (the
+/// intermediate value theorem); parts are bounded separately, which is looser for complex
+/// values.
+pub fn merge_within_hull(
+    candidates: &[&ArrayLiteral],
+    actual: &ArrayLiteral,
+) -> Option<ArrayLiteral> {
+    let mut out = merge_closest(candidates, actual)?;
+    let parts = |s: Scalar| -> Option<[f64; 2]> {
+        match s {
+            Scalar::F(x) => Some([x, x]),
+            Scalar::C(r, i) => Some([r, i]),
+            _ => None,
+        }
+    };
+    let w = actual.ty.byte_size();
+    for i in 0..actual.len() {
+        let Some(a) = parts(actual.get(i)) else {
+            continue;
+        };
+        let mut lo = [f64::INFINITY; 2];
+        let mut hi = [f64::NEG_INFINITY; 2];
+        for c in candidates {
+            let Some(p) = parts(c.get(i)) else {
+                continue;
+            };
+            for k in 0..2 {
+                if !p[k].is_nan() {
+                    lo[k] = lo[k].min(p[k]);
+                    hi[k] = hi[k].max(p[k]);
+                }
+            }
+        }
+        if (0..2).all(|k| lo[k] <= a[k] && a[k] <= hi[k]) {
+            out.data[i * w..(i + 1) * w].copy_from_slice(&actual.data[i * w..(i + 1) * w]);
+        }
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod merging_candidates {
     use super::*;
@@ -1279,5 +1322,32 @@ mod merging_candidates {
         );
         let other = arr(PrimitiveType::S32, &[Scalar::S(3)]);
         assert!(merge_closest(&[&other], &ints).is_none(), "shapes differ");
+    }
+
+    /// Values between the candidates are kept as they are (each complex part bounded on its
+    /// own, NaN candidates ignored); others come from the closest candidate.
+    #[test]
+    fn hull_merge_keeps_values_between_the_candidates() {
+        let a = arr(
+            PrimitiveType::F32,
+            &[Scalar::F(-36.96), Scalar::F(2.0), Scalar::F(0.5)],
+        );
+        let c0 = arr(
+            PrimitiveType::F32,
+            &[Scalar::F(-36.74), Scalar::F(1.0), Scalar::F(f64::NAN)],
+        );
+        let c1 = arr(
+            PrimitiveType::F32,
+            &[Scalar::F(f64::NEG_INFINITY), Scalar::F(1.5), Scalar::F(0.0)],
+        );
+        let m = merge_within_hull(&[&c0, &c1], &a).unwrap();
+        assert_eq!(m.get(0), a.get(0), "between -inf and -36.74");
+        assert_eq!(m.get(1), c1.get(1), "above both: the closest");
+        assert_eq!(m.get(2), c1.get(2), "a NaN candidate bounds nothing");
+        let z = arr(PrimitiveType::C64, &[Scalar::C(3.5e-8, -1.5)]);
+        let z0 = arr(PrimitiveType::C64, &[Scalar::C(4.5e-9, 1.5)]);
+        let z1 = arr(PrimitiveType::C64, &[Scalar::C(6.5e-8, -1.5)]);
+        let m = merge_within_hull(&[&z0, &z1], &z).unwrap();
+        assert_eq!(m.get(0), z.get(0));
     }
 }

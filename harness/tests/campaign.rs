@@ -313,7 +313,9 @@ fn program_of(text: &str, inputs: Vec<Literal>) -> Program {
 /// f32 accumulation in a dot (6e38 - 6e38: XLA overflows to inf - inf = NaN, the oracle's f64
 /// sum is 0), a convolution that skips its padding (0 * NaN never formed), and single-precision
 /// products of a c64 dot that overflow, and a c64 power whose tiny imaginary part XLA computes
-/// more precisely than the oracle's single-precision formula. Each would be a mismatch under
+/// more precisely than the oracle's single-precision formula, and complex atan2 results whose
+/// rounding noise a log magnifies or a square root's branch cut turns on. Each would be a
+/// mismatch under
 /// the oracle's default evaluation.
 #[test]
 fn implementation_choices_explain_differences_instead_of_findings() {
@@ -401,6 +403,20 @@ fn implementation_choices_explain_differences_instead_of_findings() {
                 .unwrap(),
         )],
     );
+    // atan2(z, z) = pi/4 with an imaginary part that is rounding noise (1e-16 in the oracle, 9e-17
+    // where XLA folds it): its log differs by 0.2. And a noise part whose sign puts a square
+    // root on the other side of its branch cut: +-1.636i.
+    let atan2_noise = program_of(
+        "HloModule c128_atan2_noise\n\nENTRY %main () -> (f32[1]) {\n  %c = c128[1] constant({(6.25, 0.75)})\n  %a = c128[1] atan2(%c, %c)\n  %i = f64[1] imag(%a)\n  %f = f32[1] convert(%i)\n  %l = f32[1] log(%f)\n  ROOT %t = (f32[1]) tuple(%l)\n}\n",
+        vec![],
+    );
+    let atan2_branch = program_of(
+        "HloModule c64_atan2_branch\n\nENTRY %main (x: c64[1]) -> (c64[1]) {\n  %x = c64[1] parameter(0)\n  %c = c64[1] constant({(-4.25, -3.75)})\n  %a = c64[1] atan2(%c, %x)\n  %s = c64[1] sqrt(%a)\n  ROOT %t = (c64[1]) tuple(%s)\n}\n",
+        vec![Literal::Array(
+            ArrayLiteral::from_scalars(PrimitiveType::C64, vec![1], &[Scalar::C(-8.5, -7.5)])
+                .unwrap(),
+        )],
+    );
     let progs = vec![
         nan_sign,
         ulps,
@@ -408,13 +424,15 @@ fn implementation_choices_explain_differences_instead_of_findings() {
         padding,
         complex_overflow,
         complex_power,
+        atan2_noise,
+        atan2_branch,
     ];
     for p in &progs {
         let default = interp::evaluate(&p.module, &p.inputs).unwrap();
         assert!(!default.leaves().is_empty());
     }
     let reports = tester.test_programs(0, &progs);
-    assert_eq!(reports.len(), 6);
+    assert_eq!(reports.len(), 8);
     for (r, name) in reports.iter().zip([
         "nan sign",
         "cbrt ulp",
@@ -422,6 +440,8 @@ fn implementation_choices_explain_differences_instead_of_findings() {
         "convolution padding",
         "c64 dot overflow",
         "c64 power precision",
+        "c128 atan2 noise under log",
+        "c64 atan2 noise at a branch cut",
     ]) {
         assert_eq!(
             r.verdict.kind,

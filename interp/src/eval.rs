@@ -396,15 +396,9 @@ impl<'m> Ctx<'m> {
             | O::Imag => {
                 need(1)?;
                 let (ty, _) = out_dims(i)?;
-                let r = if self.opts.variant.widens_complex(i.opcode, ty) {
-                    let w = convert::convert(a(0)?, hlo::PrimitiveType::C128)?;
-                    convert::convert(
-                        &elementwise::unary(i.opcode, &w, hlo::PrimitiveType::C128)?,
-                        ty,
-                    )?
-                } else {
-                    elementwise::unary(i.opcode, a(0)?, ty)?
-                };
+                let r = elementwise_op(&self.opts.variant, i.opcode, &[a(0)?], ty, |x, t| {
+                    elementwise::unary(i.opcode, x[0], t)
+                })?;
                 let r = f8_nan_bits(i.opcode, r)?;
                 Value::array(crate::variant::adjust(i.opcode, r, &self.opts.variant)?)
             }
@@ -427,16 +421,10 @@ impl<'m> Ctx<'m> {
             | O::Mulhi => {
                 need(2)?;
                 let (ty, _) = out_dims(i)?;
-                let r = if self.opts.variant.widens_complex(i.opcode, ty) {
-                    let (x, y) = (
-                        convert::convert(a(0)?, hlo::PrimitiveType::C128)?,
-                        convert::convert(a(1)?, hlo::PrimitiveType::C128)?,
-                    );
-                    let w = elementwise::binary(i.opcode, &x, &y, hlo::PrimitiveType::C128)?;
-                    convert::convert(&w, ty)?
-                } else {
-                    elementwise::binary(i.opcode, a(0)?, a(1)?, ty)?
-                };
+                let r =
+                    elementwise_op(&self.opts.variant, i.opcode, &[a(0)?, a(1)?], ty, |x, t| {
+                        elementwise::binary(i.opcode, x[0], x[1], t)
+                    })?;
                 let r = f8_nan_bits(i.opcode, r)?;
                 Value::array(crate::variant::adjust(i.opcode, r, &self.opts.variant)?)
             }
@@ -550,6 +538,26 @@ impl<'m> Ctx<'m> {
             op => return Err(unsupported(format!("opcode {}", op.name()))),
         })
     }
+}
+
+/// `f` (an elementwise op `op` with result type `ty`) on `args`; when the variant computes this
+/// op's c64 results in double precision, on the operands widened to c128, rounded back to `ty`.
+fn elementwise_op(
+    variant: &crate::variant::Variant,
+    op: Opcode,
+    args: &[&Array],
+    ty: hlo::PrimitiveType,
+    f: impl Fn(&[&Array], hlo::PrimitiveType) -> Result<Array>,
+) -> Result<Array> {
+    if !variant.widens_complex(op, ty) {
+        return f(args, ty);
+    }
+    let wide = args
+        .iter()
+        .map(|x| convert::convert(x, hlo::PrimitiveType::C128))
+        .collect::<Result<Vec<_>>>()?;
+    let refs: Vec<&Array> = wide.iter().collect();
+    convert::convert(&f(&refs, hlo::PrimitiveType::C128)?, ty)
 }
 
 /// The NaN bits XLA CPU's compiled code gives f8 results (measured; see KNOWN_DIFFERENCES.md):

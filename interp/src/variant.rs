@@ -24,6 +24,11 @@
 //!   a part much smaller than the modulus (the imaginary part of (-28343 + 0i)^1, sin(pi) times
 //!   28343) carries an error of the modulus' ulps. The variant computes those functions in
 //!   double precision and rounds once.
+//! - **Rounding noise in complex results**: complex functions are accurate relative to their
+//!   modulus, not part by part. atan2(z, z) is pi/4 plus an imaginary part that is pure rounding
+//!   noise (1e-16 here, 2e-16 in XLA's compiled code, 9e-17 when XLA folds it), and what follows
+//!   can magnify it without bound (its log) or turn on its sign (a square root's branch cut).
+//!   The variant moves both parts of complex results by ulps of the larger part.
 //! - **Convolution padding**: the oracle multiplies the zeros that padding and base dilation put
 //!   into a convolution's lhs (StableHLO's definition: pad, then dot; XLA's lowerings through
 //!   `pad` do the same), while XLA's convolution kernels skip them. Only an inf or NaN kernel
@@ -54,6 +59,10 @@ pub struct Variant {
     /// Approximated functions of c64 values are computed in double precision and rounded once
     /// (by default the oracle follows XLA's formulas in single precision).
     pub wide_complex: bool,
+    /// Nudges move complex results only, and both parts of each by `nudge_ulps` ulps of the
+    /// larger part: complex functions are accurate relative to their modulus, so a part much
+    /// smaller than the other is rounding noise, free to move by the larger one's ulps.
+    pub normwise_complex: bool,
 }
 
 /// The accumulation of `dot` and `convolution` sums.
@@ -180,7 +189,11 @@ pub fn adjust(op: Opcode, a: Array, v: &Variant) -> Result<Array> {
         _ => None,
     };
     let nan_sign = v.nan_sign.filter(|_| !keeps_sign(op));
-    let nudge = if APPROXIMATED.contains(&op) && v.nudge_only.is_none_or(|o| o == op) {
+    let normwise = v.normwise_complex && a.ty.is_complex();
+    let nudge = if APPROXIMATED.contains(&op)
+        && v.nudge_only.is_none_or(|o| o == op)
+        && (normwise || !v.normwise_complex)
+    {
         v.nudge_ulps
     } else {
         0
@@ -194,8 +207,8 @@ pub fn adjust(op: Opcode, a: Array, v: &Variant) -> Result<Array> {
     let out: Vec<u128> = bits
         .iter()
         .map(|&b| {
-            let mut r = 0u128;
-            for p in 0..parts {
+            let mut part = [0u128; 2];
+            for (p, out) in part.iter_mut().enumerate().take(parts) {
                 let mut x = (b >> (p * width as usize)) & mask;
                 // Exponent field 0 with a nonzero mantissa: a subnormal.
                 if let Some((exp, man, sign)) = flush_half {
@@ -203,9 +216,12 @@ pub fn adjust(op: Opcode, a: Array, v: &Variant) -> Result<Array> {
                         x &= sign;
                     }
                 }
-                r |= adjust_bits(comp, width, x, nan_sign, nudge) << (p * width as usize);
+                *out = adjust_bits(comp, width, x, nan_sign, if normwise { 0 } else { nudge });
             }
-            r
+            if normwise && nudge != 0 {
+                part = nudge_normwise(comp, width, part, nudge);
+            }
+            part[0] | (part[1] << width)
         })
         .collect();
     let buf: Buffer = from_bits(a.ty, &out)?;
@@ -217,6 +233,29 @@ fn value_of(ty: PrimitiveType, bits: u128) -> f64 {
         .ok()
         .map(|b| crate::elementwise::to_f64s(&b)[0])
         .unwrap_or(f64::NAN)
+}
+
+/// The parts (re, im) of a complex value of component type `ty`, each moved by `nudge` ulps of
+/// the larger one; values with a non-finite part stay as they are.
+fn nudge_normwise(ty: PrimitiveType, width: u32, part: [u128; 2], nudge: i32) -> [u128; 2] {
+    let v = [value_of(ty, part[0]), value_of(ty, part[1])];
+    if !v[0].is_finite() || !v[1].is_finite() {
+        return part;
+    }
+    let big = usize::from(v[1].abs() > v[0].abs());
+    let moved = adjust_bits(ty, width, part[big], None, nudge);
+    // Exact: both are values of `ty`, a few ulps apart.
+    let delta = value_of(ty, moved) - v[big];
+    let other = v[1 - big] + delta;
+    let other = match ty {
+        PrimitiveType::F32 => (other as f32).to_bits() as u128,
+        PrimitiveType::F64 => other.to_bits() as u128,
+        _ => return part,
+    };
+    let mut out = part;
+    out[big] = moved;
+    out[1 - big] = other;
+    out
 }
 
 fn adjust_bits(ty: PrimitiveType, width: u32, x: u128, nan_sign: Option<bool>, nudge: i32) -> u128 {
@@ -321,6 +360,51 @@ mod tests {
             }
             _ => panic!("not c64"),
         }
+    }
+}
+
+#[cfg(test)]
+mod normwise_tests {
+    use super::*;
+    use num_complex::Complex64;
+
+    /// A normwise nudge moves the small part by ulps of the large one (so its sign can flip),
+    /// leaves real results alone and keeps values with non-finite parts.
+    #[test]
+    fn normwise_nudge_moves_both_parts_by_ulps_of_the_larger() {
+        let z = |re: f64, im: f64| {
+            Array::new(
+                PrimitiveType::C128,
+                vec![1],
+                Buffer::C128(vec![Complex64::new(re, im)]),
+            )
+        };
+        let v = |n| Variant {
+            nudge_ulps: n,
+            normwise_complex: true,
+            ..Variant::default()
+        };
+        let get = |a: Array| match a.buf {
+            Buffer::C128(v) => v[0],
+            _ => panic!("not c128"),
+        };
+        let ulp = f64::EPSILON / 2.0; // of 0.785 (in [0.5, 1))
+        let down = get(adjust(Opcode::Atan2, z(0.785, 1e-17), &v(-1)).unwrap());
+        assert_eq!(down.re, 0.785 - ulp);
+        assert_eq!(down.im, 1e-17 - ulp);
+        assert!(down.im < 0.0);
+        let up = get(adjust(Opcode::Atan2, z(3e-17, -2.0), &v(2)).unwrap());
+        assert_eq!(up.im, -2.0 + 2.0 * f64::EPSILON);
+        assert_eq!(up.re, 3e-17 + 2.0 * f64::EPSILON);
+        let inf = get(adjust(Opcode::Log, z(f64::INFINITY, 1.0), &v(1)).unwrap());
+        assert_eq!((inf.re, inf.im), (f64::INFINITY, 1.0));
+        let real = adjust(
+            Opcode::Log,
+            Array::new(PrimitiveType::F64, vec![1], Buffer::F64(vec![2.0])),
+            &v(1),
+        )
+        .unwrap();
+        assert!(matches!(real.buf, Buffer::F64(ref x) if x[0] == 2.0));
     }
 }
 
