@@ -436,7 +436,14 @@ pub fn explain_by_allowed_choices(
         // Every XLA result must be explained by the candidates so far.
         let mut verdict = None;
         for &(j, r) in &xla {
-            match explained_by(&candidates, r, &base, &outcomes[j], tol) {
+            match explained_by(
+                &candidates,
+                r,
+                &base,
+                &outcomes[j],
+                tol,
+                crate::compare::merge_closest,
+            ) {
                 Some(v) => verdict = Some(v),
                 None => {
                     verdict = None;
@@ -501,40 +508,14 @@ fn explain_by_complex_rounding(
     }
     let mut verdict = None;
     for &(j, r) in xla {
-        let mut merged = Vec::with_capacity(r.outputs.len());
-        for (leaf, actual) in r.outputs.iter().enumerate() {
-            let Literal::Array(actual) = actual else {
-                return None;
-            };
-            let cands: Vec<&hlo::ArrayLiteral> = candidates
-                .iter()
-                .filter_map(|c| match c.get(leaf) {
-                    Some(Literal::Array(a)) => Some(a),
-                    _ => None,
-                })
-                .collect();
-            if cands.len() != candidates.len() {
-                return None;
-            }
-            merged.push(Literal::Array(crate::compare::merge_within_hull(
-                &cands, actual,
-            )?));
-        }
-        let again = vec![
-            (
-                ORACLE.to_string(),
-                Outcome::Ok(RunResult {
-                    outputs: merged,
-                    ..base.clone()
-                }),
-            ),
-            outcomes[j].clone(),
-        ];
-        let v = classify(&again, &Evidence::new(tol));
-        if v.kind != VerdictKind::Match {
-            return None;
-        }
-        verdict = Some(v);
+        verdict = Some(explained_by(
+            &candidates,
+            r,
+            base,
+            &outcomes[j],
+            tol,
+            crate::compare::merge_within_hull,
+        )?);
     }
     let mut v = verdict?;
     v.message = "explained by rounding noise of complex functions: each differing element lies \
@@ -545,14 +526,18 @@ fn explain_by_complex_rounding(
     Some(v)
 }
 
-/// The `match` verdict when every element of XLA's result `r` (of `xla`) is one of the
-/// candidate oracle results' elements (within the tolerance), else `None`.
+/// How the candidates' elements are merged into the one oracle result XLA's is compared with.
+type Merge = fn(&[&hlo::ArrayLiteral], &hlo::ArrayLiteral) -> Option<hlo::ArrayLiteral>;
+
+/// The `match` verdict when every element of XLA's result `r` (of `xla`) is explained by the
+/// candidate oracle results' elements as `merge` takes them (within the tolerance), else `None`.
 fn explained_by(
     candidates: &[Vec<Literal>],
     r: &RunResult,
     base: &RunResult,
     xla: &(String, Outcome),
     tol: &Tolerance,
+    merge: Merge,
 ) -> Option<Verdict> {
     let mut merged = Vec::with_capacity(r.outputs.len());
     for (leaf, actual) in r.outputs.iter().enumerate() {
@@ -569,9 +554,7 @@ fn explained_by(
         if cands.len() != candidates.len() {
             return None;
         }
-        merged.push(Literal::Array(crate::compare::merge_closest(
-            &cands, actual,
-        )?));
+        merged.push(Literal::Array(merge(&cands, actual)?));
     }
     let again = vec![
         (
