@@ -471,6 +471,18 @@ fn complex_power_of_tiny_and_huge_bases_agrees_with_xla_cpu() {
         (1.0, -0.0),
         (NAN, NAN),
         (2.0, 0.0),
+        // A positive real base to a real power: no 0 * ln(inf) in the angle (campaign finding:
+        // ((-1.8e308 + 5e-324i)^2)^(-1.8e308 + 5e-324i), the subnormal read as 0 by XLA CPU).
+        // With a nonzero imaginary part anywhere, NaN as before.
+        (INF, -0.0),
+        (INF, 0.0),
+        (INF, 0.0),
+        (INF, 0.0),
+        (2.0, 0.0),
+        (0.5, 0.0),
+        (-INF, 0.0),
+        (INF, 1.0),
+        (INF, 0.0),
     ];
     let y64 = vec![
         (0.0, 0.0),
@@ -482,6 +494,15 @@ fn complex_power_of_tiny_and_huge_bases_agrees_with_xla_cpu() {
         (NAN, 1.0),
         (0.0, 0.0),
         (NAN, NAN),
+        (-1.7976931348623157e308, 0.0),
+        (-1.0, 0.0),
+        (-1.0, -0.0),
+        (0.5, 0.0),
+        (INF, 0.0),
+        (INF, 0.0),
+        (2.0, 0.0),
+        (-1.0, 0.0),
+        (-1.0, 1e-300),
     ];
     cases.push((
         "power on c128".to_string(),
