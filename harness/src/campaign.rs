@@ -418,12 +418,7 @@ pub fn explain_by_allowed_choices(
         return None;
     }
     for variant in &variants {
-        let b = InterpBackend {
-            options: interp::EvalOptions {
-                variant: *variant,
-                ..oracle.options.clone()
-            },
-        };
+        let b = oracle.with_variant(*variant);
         // Under flush-to-zero, subnormal inputs read as zero too.
         let ins = match (&flushed, variant.flush_denormals) {
             (Some(f), true) => f.as_slice(),
@@ -463,11 +458,19 @@ pub fn explain_by_allowed_choices(
             return Some(v);
         }
     }
+    let complex_fn = module.computations.iter().any(|c| {
+        c.instructions.iter().any(|i| {
+            approximated.contains(&i.opcode) && i.shape.leaves().iter().any(|l| l.ty.is_complex())
+        })
+    });
+    if !complex_fn {
+        return None;
+    }
     explain_by_complex_rounding(oracle, module, inputs, &base, &xla, outcomes, tol)
 }
 
-/// The last resort of [`explain_by_allowed_choices`] for modules with approximated complex
-/// functions: their results carry rounding noise of the modulus' ulps in both parts, which later
+/// The last resort of [`explain_by_allowed_choices`], for modules with approximated complex
+/// functions (the caller checks): their results carry rounding noise of the modulus' ulps in both parts, which later
 /// ops can magnify (a log of the noise) or turn on (a branch cut at its sign). The oracle runs
 /// with every complex result moved by 1, 2 and 4 ulps of its larger part, both ways; XLA's
 /// element is explained when it lies between those results (see
@@ -481,27 +484,14 @@ fn explain_by_complex_rounding(
     outcomes: &[(String, Outcome)],
     tol: &Tolerance,
 ) -> Option<Verdict> {
-    use interp::variant::{Variant, APPROXIMATED};
-    let complex_fn = module.computations.iter().any(|c| {
-        c.instructions.iter().any(|i| {
-            APPROXIMATED.contains(&i.opcode) && i.shape.leaves().iter().any(|l| l.ty.is_complex())
-        })
-    });
-    if !complex_fn {
-        return None;
-    }
+    use interp::variant::Variant;
     let mut candidates: Vec<Vec<Literal>> = vec![base.outputs.clone()];
     for n in [1, -1, 2, -2, 4, -4] {
-        let b = InterpBackend {
-            options: interp::EvalOptions {
-                variant: Variant {
-                    nudge_ulps: n,
-                    normwise_complex: true,
-                    ..Variant::default()
-                },
-                ..oracle.options.clone()
-            },
-        };
+        let b = oracle.with_variant(Variant {
+            nudge_ulps: n,
+            normwise_complex: true,
+            ..Variant::default()
+        });
         if let Outcome::Ok(r) = b.run_module(module, inputs) {
             candidates.push(r.outputs);
         }

@@ -40,6 +40,16 @@ impl InterpBackend {
         InterpBackend::default()
     }
 
+    /// The same oracle evaluating under the implementation choices `variant`.
+    pub fn with_variant(&self, variant: interp::variant::Variant) -> InterpBackend {
+        InterpBackend {
+            options: interp::EvalOptions {
+                variant,
+                ..self.options.clone()
+            },
+        }
+    }
+
     /// Evaluates an already parsed module.
     pub fn run_module(&self, module: &Module, inputs: &[Literal]) -> Outcome {
         if module.computations.is_empty() || module.entry >= module.computations.len() {

@@ -190,9 +190,10 @@ pub fn adjust(op: Opcode, a: Array, v: &Variant) -> Result<Array> {
     };
     let nan_sign = v.nan_sign.filter(|_| !keeps_sign(op));
     let normwise = v.normwise_complex && a.ty.is_complex();
+    // Normwise nudges leave real results alone.
     let nudge = if APPROXIMATED.contains(&op)
         && v.nudge_only.is_none_or(|o| o == op)
-        && (normwise || !v.normwise_complex)
+        && (a.ty.is_complex() || !v.normwise_complex)
     {
         v.nudge_ulps
     } else {
