@@ -5,7 +5,12 @@
 //!   the most modules/s XLA can compile and run here;
 //! - campaign pack=1: modules/s of a real campaign (oracle, comparison, store, state file);
 //!   target >= 90% of raw;
-//! - campaign pack=K: programs tested/s through packing; target >= 3x raw.
+//! - campaign pack=K: programs tested/s through packing; target >= 3x raw;
+//! - floor: the same pool on the smallest modules (one `add` each): the fixed cost of one
+//!   XLA compile and run. Packing K programs saves K-1 of these fixed costs and nothing
+//!   else, so with t = 1/raw and f = 1/floor (seconds per module at full pool throughput)
+//!   no packed campaign can exceed K*t / (f + K*(t - f)) times raw, nor t / (t - f) for any
+//!   K. The bench prints that bound next to the measured ratio.
 //!
 //!     cargo bench -p harness --bench campaign   (HLO_DIFF_BENCH_MODULES=N, default 40;
 //!                                                HLO_DIFF_BENCH_PACK=K, default 8)
@@ -64,6 +69,30 @@ fn main() {
         }
     });
     let raw = n as f64 / t.elapsed().as_secs_f64();
+
+    // Floor: distinct one-`add` modules (distinct constants, so nothing can be cached).
+    let x = hlo::Literal::Array(
+        hlo::ArrayLiteral::zeros(hlo::PrimitiveType::F32, vec![8]).expect("f32[8] zeros"),
+    );
+    let tiny: Vec<String> = (0..n)
+        .map(|i| {
+            format!(
+                "HloModule floor_{i}\n\nENTRY main {{\n  p = f32[8] parameter(0)\n  c = f32[] constant({i}.25)\n  b = f32[8] broadcast(c), dimensions={{}}\n  ROOT r = f32[8] add(p, b)\n}}\n"
+            )
+        })
+        .collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let t = Instant::now();
+    std::thread::scope(|s| {
+        for _ in 0..jobs {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(text) = tiny.get(i) else { return };
+                let _ = b.run(text, std::slice::from_ref(&x), &opts);
+            });
+        }
+    });
+    let floor = n as f64 / t.elapsed().as_secs_f64();
     drop(b);
 
     let campaign = |pack: usize, modules: u64| {
@@ -105,6 +134,19 @@ fn main() {
         ck.modules_per_s,
         ck.programs_per_s,
         ck.programs_per_s / raw
+    );
+    // The most packing can give when only the fixed cost is shared (see the module doc).
+    let (tm, fm) = (1.0 / raw, 1.0 / floor);
+    let per_program = (tm - fm).max(f64::EPSILON);
+    let bound_k = pack as f64 * tm / (fm + pack as f64 * per_program);
+    println!(
+        "  floor (one-add modules, pool):  {floor:.2} modules/s: fixed cost {:.0} ms of a generated module's {:.0} ms",
+        1e3 * fm,
+        1e3 * tm
+    );
+    println!(
+        "  packing bound from that split:  {bound_k:.2}x raw at pack={pack}, {:.2}x at any pack",
+        tm / per_program
     );
     show("pack=1", &c1);
     show(&format!("pack={pack}"), &ck);

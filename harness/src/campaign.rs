@@ -11,7 +11,9 @@
 //! 3. XLA's outputs are split back per program and each program is classified alone. When the
 //!    packed run failed as a whole (crash, rejection, timeout) each program is re-run unpacked to
 //!    find the culprit(s).
-//! 4. A program whose verdict is a finding is re-run alone on XLA (keeping the
+//! 4. A mismatch that an allowed implementation choice explains (`explain_by_allowed_choices`,
+//!    the oracle under variants; no XLA run) is settled on the packed result. Any other
+//!    program whose verdict is a finding is re-run alone on XLA (keeping the
 //!    `before_optimizations` module XLA compiled), re-run once more to tell nondeterminism, and
 //!    `stablehlo-ref` votes on a mismatch. The confirmed finding is written to the store before
 //!    anything else happens with it. A finding seen only when packed is stored with the packed
@@ -832,7 +834,21 @@ impl<'a> Tester<'a> {
                 recorded: None,
                 opcodes: p.module.opcode_histogram().into_keys().collect(),
             };
-            if verdict.is_bug() {
+            // A mismatch that an allowed implementation choice explains in the packed run is
+            // settled here, before confirmation compiles the program alone twice.
+            let explained = match verdict.kind {
+                VerdictKind::Mismatch => explain_by_allowed_choices(
+                    &self.engines.oracle,
+                    &p.module,
+                    &p.inputs,
+                    &outcomes,
+                    &tol,
+                ),
+                _ => None,
+            };
+            if let Some(v) = explained {
+                report.verdict = v;
+            } else if verdict.is_bug() {
                 let (v, rec) = self.confirm_and_store(
                     g,
                     j,
@@ -907,11 +923,18 @@ impl<'a> Tester<'a> {
                 Some((_, o)) if !o.is_ok() => o.clone(),
                 _ => self.engines.xla[k].run(&text, &p.inputs, &opts),
             };
-            if first.is_ok() {
-                reruns.push((
-                    name.clone(),
-                    self.engines.xla[k].run(&text, &p.inputs, &opts),
-                ));
+            if let Some(r) = first.as_ok() {
+                // The packed run was an earlier compile and run of the same program: when it
+                // gave the same bits, it already is the rerun (a difference may come from the
+                // other programs around it, so then run once more alone).
+                let packed = outcomes
+                    .iter()
+                    .find(|(n, o)| *n == name && o.as_ok().is_some_and(|q| q.outputs == r.outputs));
+                let again = match packed {
+                    Some((_, o)) => o.clone(),
+                    None => self.engines.xla[k].run(&text, &p.inputs, &opts),
+                };
+                reruns.push((name.clone(), again));
             }
             firsts.push((name, first));
         }
