@@ -561,7 +561,7 @@ impl Buffer {
     pub fn concat(parts: &[&Buffer]) -> Option<Buffer> {
         let first = parts.first()?;
         let total: usize = parts.iter().map(|p| p.len()).sum();
-        let mut out = map_buf!(*first, v => Vec::with_capacity(total + 0 * v.len()));
+        let mut out = map_buf!(*first, _v => Vec::with_capacity(total));
         for p in parts {
             if !out.extend_from(p) {
                 return None;
