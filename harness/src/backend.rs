@@ -118,6 +118,10 @@ pub struct RunOptions {
     /// Return the module as XLA received it after HLO -> MLIR -> HLO
     /// ([`RunResult::before_optimizations_hlo`]), even without `dump_to`.
     pub return_before_optimizations_hlo: bool,
+    /// Compile even when the worker keeps an executable of this module and options (a rerun
+    /// that tells nondeterminism must compile again). Without it, the same module on other
+    /// inputs reuses the executable ([`Timings::cached`]).
+    pub fresh_compile: bool,
 }
 
 /// Milliseconds per stage, as the worker measured them.
@@ -127,6 +131,9 @@ pub struct Timings {
     pub convert_ms: f64,
     pub compile_ms: f64,
     pub execute_ms: f64,
+    /// The worker ran an executable it had compiled for an earlier request (same module text
+    /// and options), so there was no parse, convert or compile this time.
+    pub cached: bool,
 }
 
 impl Timings {

@@ -66,6 +66,8 @@ pub struct CampaignConfig {
     pub xla_options: Vec<(String, String)>,
     /// Programs per module.
     pub pack: usize,
+    /// Input sets per program (one compile of the packed module runs on each).
+    pub input_sets: usize,
     pub stop: Stop,
     pub generator: generators::Config,
     pub python: Option<PathBuf>,
@@ -88,6 +90,7 @@ impl Default for CampaignConfig {
             out: PathBuf::from("hlo-diff-out"),
             xla_options: Vec::new(),
             pack: 8,
+            input_sets: DEFAULT_INPUT_SETS,
             stop: Stop {
                 time: None,
                 iterations: Some(100),
@@ -100,6 +103,10 @@ impl Default for CampaignConfig {
         }
     }
 }
+
+/// Input sets per program by default: a later set costs an execution and an oracle run, no
+/// compile (see `cargo bench -p harness --bench campaign`).
+pub const DEFAULT_INPUT_SETS: usize = 4;
 
 /// Stage limits for campaigns: shorter than a single run's, so one hang costs little.
 pub fn campaign_timeouts() -> StageTimeouts {
@@ -139,16 +146,19 @@ pub struct CampaignSummary {
     pub backends: Vec<String>,
     pub xla_options: Vec<(String, String)>,
     pub pack: usize,
+    pub input_sets: usize,
     pub jobs: usize,
     /// Seconds of this invocation.
     pub elapsed_s: f64,
     /// Counters over the whole campaign (all invocations).
     pub stats: CampaignStats,
-    /// Modules and programs of this invocation.
+    /// Modules, programs and cases (program x input set) of this invocation.
     pub modules_this_run: u64,
     pub programs_this_run: u64,
+    pub cases_this_run: u64,
     pub modules_per_s: f64,
     pub programs_per_s: f64,
+    pub cases_per_s: f64,
     pub timeline: Vec<Sample>,
     /// Versions reported by the XLA worker.
     pub xla_info: serde_json::Value,
@@ -292,10 +302,21 @@ pub fn programs_for(seed: u64, g: u64, pack: usize, cfg: &generators::Config) ->
         .collect()
 }
 
-/// What testing one program came to.
+/// Input set `set` of a program: set 0 is the program's own inputs, set `r > 0` is drawn from
+/// `mix(program seed, r)`, so every set is as reproducible as the program.
+pub fn inputs_for(p: &Program, set: u64, cfg: &generators::Config) -> Vec<Literal> {
+    match set {
+        0 => p.inputs.clone(),
+        r => generators::generate_inputs_from_seed(&p.module, mix(p.seed, r), cfg),
+    }
+}
+
+/// What testing one program on one input set came to.
 #[derive(Clone, Debug)]
 pub struct ProgramReport {
     pub program: usize,
+    /// Which input set (see [`inputs_for`]).
+    pub input_set: u64,
     pub verdict: Verdict,
     pub recorded: Option<Recorded>,
     pub opcodes: Vec<hlo::Opcode>,
@@ -315,6 +336,22 @@ pub struct ModuleTimings {
     pub xla_execute_ms: f64,
     /// Splitting, classifying, attributing packed failures, confirming and storing findings.
     pub confirm_ms: f64,
+    /// Packed runs that XLA answered, and how many of them reused the worker's executable.
+    pub xla_packed_runs: u64,
+    pub xla_packed_cached: u64,
+}
+
+impl ModuleTimings {
+    pub fn add(&mut self, o: &ModuleTimings) {
+        self.xla_packed_runs += o.xla_packed_runs;
+        self.xla_packed_cached += o.xla_packed_cached;
+        self.wall_ms += o.wall_ms;
+        self.oracle_ms += o.oracle_ms;
+        self.xla_wait_ms += o.xla_wait_ms;
+        self.xla_compile_ms += o.xla_compile_ms;
+        self.xla_execute_ms += o.xla_execute_ms;
+        self.confirm_ms += o.confirm_ms;
+    }
 }
 
 /// Explains a mismatch by a choice XLA is free to make, or `None`. In order:
@@ -718,12 +755,20 @@ fn split_result(r: &RunResult, range: std::ops::Range<usize>) -> Option<RunResul
     })
 }
 
+/// Findings stored for a module's programs so far, by (program, verdict kind, differing
+/// outputs), with their labels.
+type Settled = std::collections::HashMap<(usize, &'static str, Vec<usize>), Label>;
+
 /// Runs, confirms and (for findings) stores everything about one module index.
 pub struct Tester<'a> {
     pub engines: &'a Engines,
     pub store: Option<&'a Store>,
     pub opts: RunOptions,
     pub campaign_seed: u64,
+    /// Input sets per program: the packed module is compiled once and run on each.
+    pub input_sets: usize,
+    /// Draws the input sets after the first.
+    pub generator: generators::Config,
 }
 
 impl<'a> Tester<'a> {
@@ -742,6 +787,8 @@ impl<'a> Tester<'a> {
                 ..RunOptions::default()
             },
             campaign_seed: 0,
+            input_sets: 1,
+            generator: generators::Config::default(),
         }
     }
 
@@ -750,12 +797,53 @@ impl<'a> Tester<'a> {
         self.test_programs_timed(g, programs).0
     }
 
-    /// [`Tester::test_programs`], also telling where the time went.
+    /// [`Tester::test_programs`], also telling where the time went. Every program is tested on
+    /// `input_sets` input sets; the later sets run the packed module again, which the XLA
+    /// worker does without compiling it again. They are skipped when the packed module failed
+    /// as a whole on the first set (its failure is attributed already).
     pub fn test_programs_timed(
         &self,
         g: u64,
         programs: &[Program],
     ) -> (Vec<ProgramReport>, ModuleTimings) {
+        let mut settled = Settled::new();
+        let (mut reports, mut timings, packed_ok) =
+            self.test_input_set(g, 0, programs, &mut settled);
+        if packed_ok {
+            for set in 1..self.input_sets.max(1) as u64 {
+                let again: Vec<Program> = programs
+                    .iter()
+                    .map(|p| Program {
+                        seed: p.seed,
+                        module: p.module.clone(),
+                        inputs: inputs_for(p, set, &self.generator),
+                    })
+                    .collect();
+                let (r, t, _) = self.test_input_set(g, set, &again, &mut settled);
+                reports.extend(r);
+                timings.add(&t);
+            }
+        }
+        (reports, timings)
+    }
+
+    /// One input set of every program: the packed run, the oracle, classification and
+    /// confirmation. Also says whether every XLA backend ran the packed module.
+    ///
+    /// A program that already has a stored finding of the same kind on the same outputs from
+    /// an earlier input set (`settled`) is not confirmed and stored again: the case counts
+    /// under that finding's label.
+    fn test_input_set(
+        &self,
+        g: u64,
+        set: u64,
+        programs: &[Program],
+        settled: &mut Settled,
+    ) -> (Vec<ProgramReport>, ModuleTimings, bool) {
+        let occ = |what: String| match set {
+            0 => format!("{}:{g}:{what}", self.campaign_seed),
+            r => format!("{}:{g}:{what}:inputs{r}", self.campaign_seed),
+        };
         let wall = Instant::now();
         let mut timings = ModuleTimings::default();
         let mods: Vec<Module> = programs.iter().map(|p| p.module.clone()).collect();
@@ -796,6 +884,8 @@ impl<'a> Tester<'a> {
             if let Outcome::Ok(r) = o {
                 timings.xla_compile_ms += r.timings.compile_ms;
                 timings.xla_execute_ms += r.timings.execute_ms;
+                timings.xla_packed_runs += 1;
+                timings.xla_packed_cached += u64::from(r.timings.cached);
             }
         }
         let after_first = Instant::now();
@@ -830,6 +920,7 @@ impl<'a> Tester<'a> {
             let verdict = classify(&outcomes, &Evidence::new(&tol));
             let mut report = ProgramReport {
                 program: j,
+                input_set: set,
                 verdict: verdict.clone(),
                 recorded: None,
                 opcodes: p.module.opcode_histogram().into_keys().collect(),
@@ -846,11 +937,20 @@ impl<'a> Tester<'a> {
                 ),
                 _ => None,
             };
+            let key = (j, verdict.kind.name(), verdict.mismatched_outputs.clone());
             if let Some(v) = explained {
                 report.verdict = v;
+            } else if let (true, Some(label)) = (verdict.is_bug(), settled.get(&key)) {
+                report.verdict.label = Some(*label);
+                report.verdict.message = format!(
+                    "{} (as on an earlier input set of this program, not confirmed again)",
+                    report.verdict.message
+                );
             } else if verdict.is_bug() {
                 let (v, rec) = self.confirm_and_store(
                     g,
+                    occ(j.to_string()),
+                    set,
                     j,
                     p,
                     &tol,
@@ -859,6 +959,9 @@ impl<'a> Tester<'a> {
                     &packed_text,
                     &packed_inputs,
                 );
+                if v.is_bug() && rec.is_some() {
+                    settled.insert(key, v.label.unwrap_or(Label::Undecided));
+                }
                 report.verdict = v;
                 report.recorded = rec;
             }
@@ -881,11 +984,12 @@ impl<'a> Tester<'a> {
                         None,
                         &packed_inputs,
                         &outcomes,
-                        format!("{}:{g}:packed", self.campaign_seed),
-                        json!({"module_index": g, "only_when_packed": true, "programs": programs.len()}),
+                        occ("packed".into()),
+                        json!({"module_index": g, "input_set": set, "only_when_packed": true, "programs": programs.len()}),
                     );
                     reports.push(ProgramReport {
                         program: usize::MAX,
+                        input_set: set,
                         verdict: v,
                         recorded: rec,
                         opcodes: Vec::new(),
@@ -895,13 +999,16 @@ impl<'a> Tester<'a> {
         }
         timings.confirm_ms = after_first.elapsed().as_secs_f64() * 1e3;
         timings.wall_ms = wall.elapsed().as_secs_f64() * 1e3;
-        (reports, timings)
+        let packed_ok = xla_outcomes.iter().all(|(_, o)| o.is_ok());
+        (reports, timings, packed_ok)
     }
 
     #[allow(clippy::too_many_arguments)]
     fn confirm_and_store(
         &self,
         g: u64,
+        occurrence: String,
+        set: u64,
         j: usize,
         p: &Program,
         tol: &Tolerance,
@@ -988,7 +1095,6 @@ impl<'a> Tester<'a> {
         if let Some(v) = voter {
             all.push(("stablehlo-ref".into(), v));
         }
-        let occurrence = format!("{}:{g}:{j}", self.campaign_seed);
         if verdict.is_bug() {
             let rec = self.store_finding(
                 &verdict,
@@ -998,7 +1104,7 @@ impl<'a> Tester<'a> {
                 &p.inputs,
                 &all,
                 occurrence,
-                json!({"module_index": g, "program": j, "program_seed": p.seed}),
+                json!({"module_index": g, "program": j, "program_seed": p.seed, "input_set": set}),
             );
             return (verdict, rec);
         }
@@ -1012,8 +1118,8 @@ impl<'a> Tester<'a> {
             packed_inputs,
             outcomes,
             occurrence,
-            json!({"module_index": g, "program": j, "program_seed": p.seed, "only_when_packed": true,
-                   "alone": verdict.kind.name()}),
+            json!({"module_index": g, "program": j, "program_seed": p.seed, "input_set": set,
+                   "only_when_packed": true, "alone": verdict.kind.name()}),
         );
         (packed_verdict, rec)
     }
@@ -1078,6 +1184,7 @@ struct Shared {
     timeline: Vec<Sample>,
     modules_this_run: u64,
     programs_this_run: u64,
+    cases_this_run: u64,
     findings_this_run: u64,
     last_save: Instant,
     last_sample: Instant,
@@ -1098,7 +1205,10 @@ fn stats_of(reports: &[ProgramReport]) -> CampaignStats {
     };
     for r in reports {
         if r.program != usize::MAX {
-            s.programs += 1;
+            s.cases += 1;
+            if r.input_set == 0 {
+                s.programs += 1;
+            }
         }
         *s.verdicts
             .entry(r.verdict.kind.name().to_string())
@@ -1117,11 +1227,11 @@ fn stats_of(reports: &[ProgramReport]) -> CampaignStats {
                 .entry(format!("{}:{label}", r.verdict.kind.name()))
                 .or_insert(0) += 1;
         }
-        if r.verdict.kind != VerdictKind::Unsupported {
+        if r.verdict.kind != VerdictKind::Unsupported && r.input_set == 0 {
             for op in &r.opcodes {
                 *s.op_coverage.entry(op.name().to_string()).or_insert(0) += 1;
             }
-        } else {
+        } else if r.verdict.kind == VerdictKind::Unsupported && r.input_set == 0 {
             *s.unsupported
                 .entry(crate::store::normalize_message(&r.verdict.message))
                 .or_insert(0) += 1;
@@ -1173,6 +1283,7 @@ pub fn run_campaign(
         backends: backends_key.clone(),
         xla_options: cfg.xla_options.clone(),
         pack: cfg.pack.max(1),
+        input_sets: cfg.input_sets.max(1),
         stats: CampaignStats::default(),
     };
     let (state, resumed) = match store.load_state()? {
@@ -1181,16 +1292,18 @@ pub fn run_campaign(
                 || s.shard != fresh.shard
                 || s.backends != fresh.backends
                 || s.pack != fresh.pack
+                || s.input_sets != fresh.input_sets
                 || s.xla_options != fresh.xla_options
             {
                 return Err(CampaignError::Usage(format!(
-                    "{} holds a different campaign (seed {}, shard {}/{}, backends {:?}, pack {}, options {:?}); use another --out",
+                    "{} holds a different campaign (seed {}, shard {}/{}, backends {:?}, pack {}, input sets {}, options {:?}); use another --out",
                     cfg.out.display(),
                     s.seed,
                     s.shard.0,
                     s.shard.1,
                     s.backends,
                     s.pack,
+                    s.input_sets,
                     s.xla_options
                 )));
             }
@@ -1222,6 +1335,7 @@ pub fn run_campaign(
         }],
         modules_this_run: 0,
         programs_this_run: 0,
+        cases_this_run: 0,
         findings_this_run: 0,
         last_save: Instant::now(),
         last_sample: Instant::now(),
@@ -1244,6 +1358,8 @@ pub fn run_campaign(
     };
     let tester = Tester {
         campaign_seed: cfg.seed,
+        input_sets: cfg.input_sets.max(1),
+        generator: cfg.generator.clone(),
         ..Tester::new(
             &engines,
             Some(&store),
@@ -1277,6 +1393,7 @@ pub fn run_campaign(
                 let mut sh = shared.lock().unwrap_or_else(|e| e.into_inner());
                 sh.modules_this_run += 1;
                 sh.programs_this_run += st.programs;
+                sh.cases_this_run += st.cases;
                 sh.findings_this_run += st.findings_new + st.findings_folded;
                 sh.pending.insert(k, st);
                 // Advance the watermark over completed indices.
@@ -1320,9 +1437,10 @@ pub fn run_campaign(
                     .map(|(k, v)| format!("{k}={v}"))
                     .collect();
                 pb.set_message(format!(
-                    "{:.1} modules/s {:.1} programs/s | findings: {} | crashes {} | ops {}",
+                    "{:.1} modules/s {:.1} programs/s {:.1} cases/s | findings: {} | crashes {} | ops {}",
                     sh.modules_this_run as f64 / el,
                     sh.programs_this_run as f64 / el,
+                    sh.cases_this_run as f64 / el,
                     if findings.is_empty() {
                         "none".into()
                     } else {
@@ -1355,13 +1473,16 @@ pub fn run_campaign(
         backends: cfg.backends.clone(),
         xla_options: cfg.xla_options.clone(),
         pack,
+        input_sets: cfg.input_sets.max(1),
         jobs: cfg.jobs.max(1),
         elapsed_s: elapsed,
         stats: sh.state.stats.clone(),
         modules_this_run: sh.modules_this_run,
         programs_this_run: sh.programs_this_run,
+        cases_this_run: sh.cases_this_run,
         modules_per_s: sh.modules_this_run as f64 / elapsed.max(1e-9),
         programs_per_s: sh.programs_this_run as f64 / elapsed.max(1e-9),
+        cases_per_s: sh.cases_this_run as f64 / elapsed.max(1e-9),
         timeline: sh.timeline,
         xla_info,
         out: cfg.out.clone(),

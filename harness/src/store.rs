@@ -666,7 +666,10 @@ impl Store {
 pub struct CampaignStats {
     pub modules: u64,
     pub programs: u64,
-    /// Programs per verdict kind.
+    /// Programs times the input sets each ran on.
+    #[serde(default)]
+    pub cases: u64,
+    /// Cases (program x input set) per verdict kind.
     pub verdicts: BTreeMap<String, u64>,
     /// Findings per `kind:label`.
     pub labels: BTreeMap<String, u64>,
@@ -693,10 +696,17 @@ pub struct TimeStats {
     pub xla_execute_ms: f64,
     pub confirm_ms: f64,
     pub wall_ms: f64,
+    /// Packed runs XLA answered, and those that reused an executable (later input sets).
+    #[serde(default)]
+    pub xla_packed_runs: u64,
+    #[serde(default)]
+    pub xla_packed_cached: u64,
 }
 
 impl TimeStats {
     pub fn add(&mut self, t: &crate::campaign::ModuleTimings, generate_ms: f64) {
+        self.xla_packed_runs += t.xla_packed_runs;
+        self.xla_packed_cached += t.xla_packed_cached;
         self.generate_ms += generate_ms;
         self.oracle_ms += t.oracle_ms;
         self.xla_wait_ms += t.xla_wait_ms;
@@ -707,6 +717,8 @@ impl TimeStats {
     }
 
     pub fn merge(&mut self, o: &TimeStats) {
+        self.xla_packed_runs += o.xla_packed_runs;
+        self.xla_packed_cached += o.xla_packed_cached;
         self.generate_ms += o.generate_ms;
         self.oracle_ms += o.oracle_ms;
         self.xla_wait_ms += o.xla_wait_ms;
@@ -726,6 +738,7 @@ impl CampaignStats {
         }
         self.modules += o.modules;
         self.programs += o.programs;
+        self.cases += o.cases;
         add(&mut self.verdicts, &o.verdicts);
         add(&mut self.labels, &o.labels);
         add(&mut self.op_coverage, &o.op_coverage);
@@ -735,6 +748,10 @@ impl CampaignStats {
         self.findings_folded += o.findings_folded;
         self.time.merge(&o.time);
     }
+}
+
+fn one() -> usize {
+    1
 }
 
 /// What a campaign needs to resume: written atomically as modules complete.
@@ -752,5 +769,8 @@ pub struct CampaignState {
     pub backends: Vec<String>,
     pub xla_options: Vec<(String, String)>,
     pub pack: usize,
+    /// Input sets per program (campaigns from before input sets had one).
+    #[serde(default = "one")]
+    pub input_sets: usize,
     pub stats: CampaignStats,
 }

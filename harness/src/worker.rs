@@ -191,6 +191,9 @@ struct Worker {
     rx: Receiver<FromWorker>,
     stderr: Arc<StderrBuf>,
     hello: Value,
+    /// Affinity keys of the executables this worker keeps, oldest first (see
+    /// [`WorkerPool::request_with_affinity`]).
+    recent: Vec<u64>,
 }
 
 /// Why a request did not produce a result frame; the worker is unusable afterwards.
@@ -282,6 +285,7 @@ impl Worker {
         });
 
         let mut w = Worker {
+            recent: Vec::new(),
             child,
             stdin,
             rx,
@@ -439,6 +443,9 @@ impl Drop for Worker {
     }
 }
 
+/// Executables a worker keeps (`_EXECUTABLES_KEPT` in hlo_worker.py).
+pub const WORKER_EXECUTABLES_KEPT: usize = 2;
+
 struct PoolState {
     idle: Vec<Worker>,
     live: usize,
@@ -477,15 +484,19 @@ impl WorkerPool {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Takes an idle worker, starts one, or waits for one to come back.
-    fn checkout(&self) -> Result<Worker, Outcome> {
+    /// Takes an idle worker (the one that last answered a request with this affinity key,
+    /// else the one idle longest), starts one, or waits for one to come back.
+    fn checkout(&self, affinity: Option<u64>) -> Result<Worker, Outcome> {
         let mut st = self.lock();
         loop {
             if let Some(u) = &st.unavailable {
                 return Err(u.clone());
             }
-            if let Some(w) = st.idle.pop() {
-                return Ok(w);
+            if !st.idle.is_empty() {
+                let i = affinity
+                    .and_then(|a| st.idle.iter().position(|w| w.recent.contains(&a)))
+                    .unwrap_or(0);
+                return Ok(st.idle.remove(i));
             }
             if st.live < self.cfg.workers {
                 st.live += 1;
@@ -521,9 +532,30 @@ impl WorkerPool {
     /// Runs one request on some worker. A worker that fails is dropped (killed) and replaced
     /// by a fresh one on a later request.
     pub fn request(&self, req: &Frame, timeouts: &StageTimeouts) -> Result<Frame, Outcome> {
-        let mut w = self.checkout()?;
+        self.request_with_affinity(req, timeouts, None)
+    }
+
+    /// [`WorkerPool::request`], preferring a worker that recently answered a request with the
+    /// same `affinity` key: the worker keeps its last [`WORKER_EXECUTABLES_KEPT`] executables
+    /// compiled without dumps, so the same module on other inputs runs there without compiling
+    /// again. `None` for requests the worker does not cache. Only speed depends on which
+    /// worker answers.
+    pub fn request_with_affinity(
+        &self,
+        req: &Frame,
+        timeouts: &StageTimeouts,
+        affinity: Option<u64>,
+    ) -> Result<Frame, Outcome> {
+        let mut w = self.checkout(affinity)?;
         match w.request(req, timeouts) {
             Ok(f) => {
+                if let Some(a) = affinity {
+                    w.recent.retain(|&k| k != a);
+                    w.recent.push(a);
+                    if w.recent.len() > WORKER_EXECUTABLES_KEPT {
+                        w.recent.remove(0);
+                    }
+                }
                 self.checkin(Some(w));
                 Ok(f)
             }
@@ -540,7 +572,7 @@ impl WorkerPool {
         if let Some(h) = self.lock().hello.clone() {
             return Ok(h);
         }
-        let w = self.checkout()?;
+        let w = self.checkout(None)?;
         let h = w.hello.clone();
         self.checkin(Some(w));
         Ok(h)
@@ -724,10 +756,28 @@ impl Backend for WorkerBackend {
                 "env_option_overrides": opts.env_option_overrides,
                 "return_optimized_hlo": opts.return_optimized_hlo,
                 "return_before_optimizations_hlo": opts.return_before_optimizations_hlo,
+                "fresh_compile": opts.fresh_compile,
             },
         });
         let req = Frame::new(header, leaves.iter().map(|a| a.data.clone()).collect());
-        let f = match self.pool.request(&req, &opts.timeouts) {
+        // Requests for the same module text and options go to the same worker when it is idle
+        // (the worker's rule for what it caches: no dumps, no returned HLO).
+        let cacheable = !opts.fresh_compile
+            && opts.dump_to.is_none()
+            && opts.pass_re.is_none()
+            && !opts.return_optimized_hlo
+            && !opts.return_before_optimizations_hlo;
+        let affinity = cacheable.then(|| {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            module_text.hash(&mut h);
+            req.header["options"].to_string().hash(&mut h);
+            h.finish()
+        });
+        let f = match self
+            .pool
+            .request_with_affinity(&req, &opts.timeouts, affinity)
+        {
             Ok(f) => f,
             Err(o) => return o,
         };
@@ -778,6 +828,7 @@ fn decode_result(f: Frame) -> Outcome {
             convert_ms: ms("convert_ms"),
             compile_ms: ms("compile_ms"),
             execute_ms: ms("execute_ms"),
+            cached: ms("cached") != 0.0,
         },
         optimized_hlo: text("optimized_hlo"),
         before_optimizations_hlo: text("before_optimizations_hlo"),

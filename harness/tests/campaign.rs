@@ -138,6 +138,20 @@ fn end_to_end_campaign_of_fifty_modules() {
     let s = run_campaign(&cfg, None).expect("XLA must be available (or set HLO_DIFF_SKIP_XLA=1)");
     assert_eq!(s.stats.modules, 50);
     assert_eq!(s.stats.programs, 100);
+    // Each program ran on every input set, from one compile of its packed module: the later
+    // sets reuse the worker's executable (the pool sends them to the worker that has it).
+    let sets = harness::campaign::DEFAULT_INPUT_SETS as u64;
+    assert!(sets > 1);
+    assert_eq!(s.stats.cases, 100 * sets);
+    let t = &s.stats.time;
+    assert!(
+        t.xla_packed_runs > 50 && t.xla_packed_runs <= 50 * sets,
+        "{t:?}"
+    );
+    assert!(
+        t.xla_packed_cached * 10 >= (t.xla_packed_runs - 50) * 9,
+        "later input sets compiled again: {t:?}"
+    );
     // Every program has a verdict (a failure seen only when packed adds one more).
     assert!(s.stats.verdicts.values().sum::<u64>() >= 100);
     assert!(
@@ -457,4 +471,22 @@ fn implementation_choices_explain_differences_instead_of_findings() {
         );
     }
     assert!(store.findings().unwrap().is_empty());
+}
+
+/// Input set 0 is a program's own inputs; a later set is drawn from the program's seed (the
+/// same on every call, fitting the same parameters) and differs from set 0.
+#[test]
+fn input_sets_are_reproducible_and_differ_from_the_first() {
+    let gen = generators::Config::default();
+    let progs = harness::campaign::programs_for(77, 3, 16, &gen);
+    let mut differ = 0;
+    for p in &progs {
+        assert_eq!(harness::campaign::inputs_for(p, 0, &gen), p.inputs);
+        let a = harness::campaign::inputs_for(p, 1, &gen);
+        assert_eq!(a, harness::campaign::inputs_for(p, 1, &gen));
+        let shapes = |v: &[Literal]| v.iter().map(Literal::shape).collect::<Vec<_>>();
+        assert_eq!(shapes(&a), shapes(&p.inputs));
+        differ += usize::from(a != p.inputs);
+    }
+    assert!(differ > 8, "only {differ} of 16 programs got new inputs");
 }

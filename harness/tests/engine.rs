@@ -665,3 +665,47 @@ fn misbehaving_workers_become_errors_not_panics() {
     );
     assert!(t.elapsed() < Duration::from_secs(5));
 }
+
+/// A module run again on other inputs (a campaign's later input sets) reuses the worker's
+/// executable: no compile, and the outputs are those of the new inputs. Requests that ask for
+/// XLA's dumps or HLO or a fresh compile always compile, and so does a module with other options.
+#[test]
+fn the_same_module_on_other_inputs_runs_without_compiling_again() {
+    if !xla_available() {
+        return;
+    }
+    let b = WorkerBackend::xla_cpu(WorkerConfig::new(Platform::Cpu).with_workers(2));
+    let text = "HloModule cache_me\n\nENTRY main {\n  p = f32[3] parameter(0)\n  ROOT r = f32[3] multiply(p, p)\n}\n";
+    let opts = RunOptions::default();
+    let first = expect_ok(b.run(text, &[f32s(&[1.0, 2.0, 3.0])], &opts), "first");
+    assert!(!first.timings.cached);
+    assert_eq!(first.outputs, vec![f32s(&[1.0, 4.0, 9.0])]);
+    for (k, x) in [[4.0f32, -5.0, 0.5], [0.0, 1.5, -2.0]].iter().enumerate() {
+        let again = expect_ok(b.run(text, &[f32s(x)], &opts), "again");
+        assert!(
+            again.timings.cached,
+            "run {k} on other inputs compiled again"
+        );
+        assert_eq!(again.timings.compile_ms, 0.0);
+        let want: Vec<f32> = x.iter().map(|v| v * v).collect();
+        assert_eq!(again.outputs, vec![f32s(&want)]);
+    }
+    let dumps = RunOptions {
+        return_before_optimizations_hlo: true,
+        ..RunOptions::default()
+    };
+    let d = expect_ok(b.run(text, &[f32s(&[1.0, 2.0, 3.0])], &dumps), "dumps");
+    assert!(!d.timings.cached && d.before_optimizations_hlo.is_some());
+    let other = RunOptions {
+        env_option_overrides: vec![("xla_cpu_enable_fast_min_max".into(), "true".into())],
+        ..RunOptions::default()
+    };
+    let o = expect_ok(b.run(text, &[f32s(&[1.0, 2.0, 3.0])], &other), "options");
+    assert!(!o.timings.cached);
+    let fresh = RunOptions {
+        fresh_compile: true,
+        ..RunOptions::default()
+    };
+    let f = expect_ok(b.run(text, &[f32s(&[1.0, 2.0, 3.0])], &fresh), "fresh");
+    assert!(!f.timings.cached && f.timings.compile_ms > 0.0);
+}

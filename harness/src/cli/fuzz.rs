@@ -39,6 +39,9 @@ pub struct Args {
     /// Programs packed into one module (one compile tests them all).
     #[arg(long, default_value_t = 8)]
     pub pack: usize,
+    /// Input sets per program: the compiled module runs on each (set 0 is the program's own).
+    #[arg(long, default_value_t = crate::campaign::DEFAULT_INPUT_SETS)]
+    pub input_sets: usize,
     /// Do not ask stablehlo-ref to vote on mismatches.
     #[arg(long)]
     pub no_voter: bool,
@@ -117,6 +120,7 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
         out: args.out.clone(),
         xla_options: super::run::parse_xla_options(&args.xla_option)?,
         pack: args.pack.max(1),
+        input_sets: args.input_sets.max(1),
         stop: Stop {
             time: args.time,
             iterations: args.iterations,

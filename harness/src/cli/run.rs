@@ -204,7 +204,11 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
         let bname = verdict.backend.clone().unwrap_or_default();
         let mut reruns = Vec::new();
         if let Some(b) = workers.iter().find(|w| w.name() == bname) {
-            reruns.push((bname.clone(), b.run(&text, &inputs, &opts)));
+            let fresh = RunOptions {
+                fresh_compile: true,
+                ..opts.clone()
+            };
+            reruns.push((bname.clone(), b.run(&text, &inputs, &fresh)));
         }
         let voter_outcome = if let Some(what) = crate::classify::voter_abstains(&module) {
             Some(Outcome::Unsupported { what })

@@ -168,20 +168,21 @@ pub fn render(d: &ReportData) -> String {
     o.push_str("</style></head><body><h1>hlo-diff campaign report</h1>");
     let _ = write!(
         o,
-        "<p>seed <b>{}</b>, shard {}/{}, backends <b>{}</b>, pack {}, jobs {}{}. XLA options: {}.</p>",
+        "<p>seed <b>{}</b>, shard {}/{}, backends <b>{}</b>, pack {}, input sets {}, jobs {}{}. XLA options: {}.</p>",
         s.seed,
         s.shard.0,
         s.shard.1,
         esc(&s.backends.join(", ")),
         s.pack,
+        s.input_sets,
         s.jobs,
         if s.resumed { " (resumed)" } else { "" },
         if s.xla_options.is_empty() { "none".to_string() } else { esc(&s.xla_options.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")) }
     );
     let _ = write!(
         o,
-        "<p>This run: <b>{}</b> modules, <b>{}</b> programs in {:.1} s: <b>{:.2}</b> modules/s, <b>{:.2}</b> programs/s. Whole campaign: {} modules, {} programs; {} distinct findings.</p>",
-        s.modules_this_run, s.programs_this_run, s.elapsed_s, s.modules_per_s, s.programs_per_s, st.modules, st.programs, d.findings.len()
+        "<p>This run: <b>{}</b> modules, <b>{}</b> programs, <b>{}</b> cases (programs x input sets) in {:.1} s: <b>{:.2}</b> modules/s, <b>{:.2}</b> programs/s, <b>{:.2}</b> cases/s. Whole campaign: {} modules, {} programs; {} distinct findings.</p>",
+        s.modules_this_run, s.programs_this_run, s.cases_this_run, s.elapsed_s, s.modules_per_s, s.programs_per_s, s.cases_per_s, st.modules, st.programs, d.findings.len()
     );
     o.push_str("<div class=\"charts\">");
     let xs: Vec<f64> = s.timeline.iter().map(|p| p.t_s).collect();

@@ -9,12 +9,13 @@ pub fn summary_text(d: &ReportData) -> String {
     let mut o = String::new();
     o.push_str("# hlo-diff campaign\n\n");
     o.push_str(&format!(
-        "- seed {}, shard {}/{}, backends {}, pack {}, jobs {}{}\n",
+        "- seed {}, shard {}/{}, backends {}, pack {}, input sets {}, jobs {}{}\n",
         s.seed,
         s.shard.0,
         s.shard.1,
         s.backends.join(","),
         s.pack,
+        s.input_sets,
         s.jobs,
         if s.resumed { " (resumed)" } else { "" }
     ));
@@ -27,8 +28,8 @@ pub fn summary_text(d: &ReportData) -> String {
         o.push_str(&format!("- XLA options: {}\n", opts.join(" ")));
     }
     o.push_str(&format!(
-        "- this run: {} modules, {} programs in {:.1} s: **{:.2} modules/s, {:.2} programs/s**\n",
-        s.modules_this_run, s.programs_this_run, s.elapsed_s, s.modules_per_s, s.programs_per_s
+        "- this run: {} modules, {} programs, {} cases (programs x input sets) in {:.1} s: **{:.2} modules/s, {:.2} programs/s, {:.2} cases/s**\n",
+        s.modules_this_run, s.programs_this_run, s.cases_this_run, s.elapsed_s, s.modules_per_s, s.programs_per_s, s.cases_per_s
     ));
     o.push_str(&format!(
         "- whole campaign: {} modules, {} programs\n",
@@ -40,7 +41,7 @@ pub fn summary_text(d: &ReportData) -> String {
         .map(|(k, v)| format!("{k} {v}"))
         .collect();
     o.push_str(&format!(
-        "- programs by verdict: {}\n",
+        "- cases by verdict: {}\n",
         if verdicts.is_empty() {
             "none".into()
         } else {

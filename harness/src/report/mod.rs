@@ -4,10 +4,13 @@
 //! # `report.json` (schema `hlo-diff-campaign-report/1`)
 //! ```text
 //! schema          "hlo-diff-campaign-report/1"
-//! campaign        {seed, shard: [I, N], backends, xla_options, pack, jobs, out, resumed, xla}
-//! throughput      {elapsed_s, modules, programs, modules_per_s, programs_per_s,
-//!                  timeline: [{t_s, modules, programs, findings}]}     (this invocation)
-//! totals          counters over the whole campaign: {modules, programs, verdicts{kind: n},
+//! campaign        {seed, shard: [I, N], backends, xla_options, pack, input_sets, jobs, out,
+//!                  resumed, xla}
+//! throughput      {elapsed_s, modules, programs, cases, modules_per_s, programs_per_s,
+//!                  cases_per_s, timeline: [{t_s, modules, programs, findings}]}
+//!                                                                       (this invocation)
+//! totals          counters over the whole campaign: {modules, programs, cases (program x
+//!                  input set), verdicts{kind: cases},
 //!                  labels{"kind:label": n}, op_coverage{op: programs}, unsupported{why: n},
 //!                  ulp_hist{bits: outputs}, findings_new, findings_folded}
 //! findings        [{dir, kind, backend, label, detail, count, message, first_occurrence}]
@@ -65,12 +68,13 @@ pub fn report_json(d: &ReportData) -> Value {
         "schema": "hlo-diff-campaign-report/1",
         "campaign": {
             "seed": s.seed, "shard": [s.shard.0, s.shard.1], "backends": s.backends,
-            "xla_options": s.xla_options, "pack": s.pack, "jobs": s.jobs,
+            "xla_options": s.xla_options, "pack": s.pack, "input_sets": s.input_sets, "jobs": s.jobs,
             "out": s.out, "resumed": s.resumed, "xla": s.xla_info,
         },
         "throughput": {
             "elapsed_s": s.elapsed_s, "modules": s.modules_this_run, "programs": s.programs_this_run,
-            "modules_per_s": s.modules_per_s, "programs_per_s": s.programs_per_s,
+            "cases": s.cases_this_run, "modules_per_s": s.modules_per_s,
+            "programs_per_s": s.programs_per_s, "cases_per_s": s.cases_per_s,
             "timeline": s.timeline,
         },
         "totals": s.stats,
