@@ -3,9 +3,12 @@
 //! - raw: the same generated programs (one per module, as a pack=1 campaign makes them) sent
 //!   straight to the XLA worker pool by `jobs` threads, no oracle, no comparison, no store:
 //!   the most modules/s XLA can compile and run here;
-//! - campaign pack=1: modules/s of a real campaign (oracle, comparison, store, state file);
-//!   target >= 90% of raw;
-//! - campaign pack=K: programs tested/s through packing; target >= 3x raw;
+//! - campaign pack=1: modules/s of a real campaign (oracle, comparison, store, state file),
+//!   one input set; target >= 90% of raw;
+//! - campaign pack=K: programs tested/s through packing, one input set; target >= 3x raw;
+//! - campaign pack=K with the default input sets (`DEFAULT_INPUT_SETS`): programs/s and
+//!   cases/s (program x input set) of the default configuration, the later sets running the
+//!   compiled module again;
 //! - floor: the same pool on the smallest modules (one `add` each): the fixed cost of one
 //!   XLA compile and run. Packing K programs saves K-1 of these fixed costs and nothing
 //!   else, so with t = 1/raw and f = 1/floor (seconds per module at full pool throughput)
@@ -16,7 +19,9 @@
 //!                                                HLO_DIFF_BENCH_PACK=K, default 8)
 
 use harness::backend::{Backend, RunOptions};
-use harness::campaign::{campaign_timeouts, programs_for, run_campaign, CampaignConfig, Stop};
+use harness::campaign::{
+    campaign_timeouts, programs_for, run_campaign, CampaignConfig, Stop, DEFAULT_INPUT_SETS,
+};
 use harness::worker::{Platform, WorkerBackend, WorkerConfig};
 use std::time::Instant;
 
@@ -95,12 +100,13 @@ fn main() {
     let floor = n as f64 / t.elapsed().as_secs_f64();
     drop(b);
 
-    let campaign = |pack: usize, modules: u64| {
+    let campaign = |pack: usize, input_sets: usize, modules: u64| {
         let dir = tempfile::tempdir().expect("temp dir");
         let cfg = CampaignConfig {
             seed,
             jobs,
             pack,
+            input_sets,
             out: dir.path().to_path_buf(),
             stop: Stop {
                 time: None,
@@ -112,16 +118,18 @@ fn main() {
         // The rates cover the campaign loop only (worker start-up is paid before it starts).
         run_campaign(&cfg, None).expect("XLA must be available")
     };
-    let c1 = campaign(1, n as u64);
+    let c1 = campaign(1, 1, n as u64);
     let show = |name: &str, c: &harness::campaign::CampaignSummary| {
         let t = &c.stats.time;
         let m = c.stats.modules.max(1) as f64;
         println!(
-            "  {name}: per module ms: wall {:.0}, generate {:.1}, oracle {:.0}, xla wait {:.0} (compile {:.0}, execute {:.1}), confirm {:.0}",
-            t.wall_ms / m, t.generate_ms / m, t.oracle_ms / m, t.xla_wait_ms / m, t.xla_compile_ms / m, t.xla_execute_ms / m, t.confirm_ms / m
+            "  {name}: per module ms: wall {:.0}, generate {:.1}, oracle {:.0}, xla wait {:.0} (compile {:.0}, execute {:.1}), confirm {:.0}; packed runs {}, of them reusing an executable {}",
+            t.wall_ms / m, t.generate_ms / m, t.oracle_ms / m, t.xla_wait_ms / m, t.xla_compile_ms / m, t.xla_execute_ms / m, t.confirm_ms / m, t.xla_packed_runs, t.xla_packed_cached
         );
     };
-    let ck = campaign(pack, (n / 2).max(1) as u64);
+    let ck = campaign(pack, 1, (n / 2).max(1) as u64);
+    let sets = DEFAULT_INPUT_SETS;
+    let cs = campaign(pack, sets, (n / 2).max(1) as u64);
     println!("campaign bench: {n} generated modules, jobs {jobs}");
     println!("  raw compile limit (pool only):  {raw:.2} modules/s");
     println!(
@@ -148,6 +156,15 @@ fn main() {
         "  packing bound from that split:  {bound_k:.2}x raw at pack={pack}, {:.2}x at any pack",
         tm / per_program
     );
+    println!(
+        "  campaign pack={pack}, {sets} input sets: {:.2} modules/s, {:.2} programs/s = {:.2}x raw, {:.2} cases/s = {:.2}x raw",
+        cs.modules_per_s,
+        cs.programs_per_s,
+        cs.programs_per_s / raw,
+        cs.cases_per_s,
+        cs.cases_per_s / raw
+    );
     show("pack=1", &c1);
     show(&format!("pack={pack}"), &ck);
+    show(&format!("pack={pack}, {sets} input sets"), &cs);
 }
