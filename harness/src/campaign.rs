@@ -14,10 +14,20 @@
 //! 4. A mismatch that an allowed implementation choice explains (`explain_by_allowed_choices`,
 //!    the oracle under variants; no XLA run) is settled on the packed result. Any other
 //!    program whose verdict is a finding is re-run alone on XLA (keeping the
-//!    `before_optimizations` module XLA compiled), re-run once more to tell nondeterminism, and
+//!    `before_optimizations` module XLA compiled), re-run once more to tell nondeterminism
+//!    (unless the packed run already gave the same bits: it was an earlier compile and run), and
 //!    `stablehlo-ref` votes on a mismatch. The confirmed finding is written to the store before
 //!    anything else happens with it. A finding seen only when packed is stored with the packed
 //!    module.
+//! 5. Steps 2-4 repeat for input sets 1..`input_sets` (`inputs_for`: drawn from each program's
+//!    seed): the XLA worker runs the packed module it already compiled on the new inputs. A
+//!    program with a stored finding of the same kind on the same outputs from an earlier set is
+//!    not confirmed again. Later sets are skipped when the packed module failed as a whole.
+//!
+//! Why input sets: XLA CPU compiles each fusion to its own LLVM module, so compile time grows
+//! with the number of instructions and the fixed cost of a compile is a small part of it
+//! (`cargo bench -p harness --bench campaign` measures the split). Packing saves only that fixed
+//! cost; running the compiled module again on other inputs costs an execution and an oracle run.
 //!
 //! Every thread holds one XLA worker (`--jobs` threads, `--jobs` workers), so every core is busy
 //! with either a compile or the oracle.
