@@ -179,6 +179,18 @@ fn end_to_end_campaign_of_fifty_modules() {
         let m = hlo::parse::parse_module(&text).unwrap();
         let inputs = harness::store::read_literals(&d.join("inputs.lit")).unwrap();
         assert_eq!(m.entry_computation().parameters().len(), inputs.len());
+        // The stored inputs are the input set the finding was seen on, as its seed gives it.
+        if let (Some(g), Some(j), Some(set)) = (
+            f.meta["module_index"].as_u64(),
+            f.meta["program"].as_u64(),
+            f.meta["input_set"].as_u64(),
+        ) {
+            if f.meta["only_when_packed"] != true {
+                let p = &harness::campaign::programs_for(1234, g, 2, &cfg.generator)[j as usize];
+                let want = harness::campaign::inputs_for(p, set, &cfg.generator);
+                assert_eq!(inputs, want, "{}", d.display());
+            }
+        }
     }
     // Running it again resumes: nothing left to do, nothing counted twice.
     let again = run_campaign(&cfg, None).unwrap();
