@@ -394,3 +394,32 @@ fn equivalent_forms_keep_the_program_and_its_results() {
     assert_eq!(converts.len(), 1, "only the u8 index; u64 stays");
     assert_eq!(interp::evaluate(&w.module, &w.inputs).unwrap(), want);
 }
+
+/// The predicate treats a difference that an allowed implementation choice explains as a
+/// match, as campaigns do: XLA folds `0 % 0` to +NaN where the oracle on this CPU gives -NaN
+/// (seen through a bitcast), so a reduction may not slide onto it.
+#[test]
+fn differences_xla_is_free_to_make_are_no_finding_to_the_predicate() {
+    let Some(xla) = xla_cpu() else { return };
+    let text = "HloModule nan_sign\n\nENTRY %main () -> (u32[2]) {\n  %z = f32[2] constant({0, 0})\n  %r = f32[2] remainder(%z, %z)\n  %b = u32[2] bitcast-convert(%r)\n  ROOT %t = (u32[2]) tuple(%b)\n}\n";
+    let case = Case {
+        module: hlo::parse::parse_module(text).unwrap(),
+        inputs: vec![],
+    };
+    let default = interp::evaluate(&case.module, &case.inputs).unwrap();
+    let runner = Runner::new(vec![Arc::new(xla) as Arc<dyn Backend>]);
+    let o = runner.observe(&case);
+    let xla_out = o.outcomes[1]
+        .1
+        .as_ok()
+        .expect("XLA runs it")
+        .outputs
+        .clone();
+    assert_ne!(
+        default.leaves()[0].data,
+        xla_out[0].as_array().unwrap().data,
+        "the default evaluation must differ from XLA for this test to mean anything"
+    );
+    assert_eq!(o.verdict.kind.name(), "match", "{:?}", o.verdict);
+    assert_eq!(o.verdict.vote.as_deref(), Some("implementation-choice"));
+}

@@ -8,6 +8,9 @@
 //!   the candidate from sliding onto an unrelated op);
 //! - for a crash or a rejection: the same stage, signal and normalized message;
 //! - for a timeout: the same stage.
+//!
+//! A mismatch that an allowed implementation choice explains
+//! ([`crate::campaign::explain_by_allowed_choices`]) is a match here, as in a campaign.
 
 use super::Case;
 use crate::backend::{Backend, Outcome, RunOptions, RunResult, Timings};
@@ -92,7 +95,21 @@ impl Runner {
             scale: self.tolerance_scale,
             ..Tolerance::for_module(&case.module)
         };
-        let verdict = classify(&outcomes, &Evidence::new(&tol));
+        let mut verdict = classify(&outcomes, &Evidence::new(&tol));
+        // A difference an allowed implementation choice explains is no finding here either, so
+        // a reduction cannot slide from a bug onto such a difference.
+        if verdict.kind == VerdictKind::Mismatch {
+            let oracle = crate::interp_backend::InterpBackend::default();
+            if let Some(v) = crate::campaign::explain_by_allowed_choices(
+                &oracle,
+                &case.module,
+                &case.inputs,
+                &outcomes,
+                &tol,
+            ) {
+                verdict = v;
+            }
+        }
         Observation { outcomes, verdict }
     }
 }
