@@ -380,11 +380,24 @@ pub fn reduce_precision(a: &Array, exponent_bits: i64, mantissa_bits: i64) -> Re
             if ieee && e >= se && m >= sm {
                 return Ok(a.clone());
             }
+            // The 5-exponent-bit types are reduced in f16, where their subnormals stay
+            // subnormal: rounding one to no mantissa bits rounds its f16 subnormal mantissa
+            // (0.75 * 2^-14 becomes 2^-14 and stays), not the normalized f64 one (1.5 * 2^-15
+            // would round to 2^-15 and flush), as XLA CPU and the StableHLO reference do.
+            let in_f16 = matches!(a.ty, PrimitiveType::F8E5M2 | PrimitiveType::F8E5M2FNUZ);
             let (e2, m2) = (e.min(11), m.min(sm));
+            let reduce = |f: f64| -> f64 {
+                if in_f16 {
+                    let h = half::f16::from_f64(f).to_bits() as u64;
+                    half::f16::from_bits(reduce_precision_bits(h, 5, 10, e, m2) as u16).to_f64()
+                } else {
+                    f64::from_bits(reduce_precision_bits(f.to_bits(), 11, 52, e2, m2))
+                }
+            };
             crate::map_float_buf!(b, v => v.iter().map(|x| {
                 let f = x.to_f64();
                 if f.is_nan() { if m == 0 { FloatElem::from_f64(f64::INFINITY) } else { *x } } else {
-                    FloatElem::from_f64(f64::from_bits(reduce_precision_bits(f.to_bits(), 11, 52, e2, m2)))
+                    FloatElem::from_f64(reduce(f))
                 }
             }).collect(), return Err(unsupported(format!("reduce-precision on {}", a.ty))))
         }

@@ -817,3 +817,31 @@ fn nan_payloads_pass_through_f16_and_bf16_operations() {
     }
     check(cases);
 }
+
+/// Campaign finding (f8e5m2 `remainder(x, reduce-precision(x))`, labelled `oracle`): with
+/// `exponent_bits=5, mantissa_bits=0`, the f8e5m2 subnormal 0.75 * 2^-14 becomes 2^-14 on XLA
+/// CPU and the StableHLO reference, which reduce in f16 (where it is subnormal too); the oracle
+/// rounded the normalized f64 value 1.5 * 2^-15 to 2^-15 and flushed it. Every f8e5m2 and
+/// f8e5m2fnuz value of the low byte range, both signs, at exponent_bits 5 and 4.
+#[test]
+fn reduce_precision_of_five_exponent_bit_f8_subnormals_rounds_in_f16() {
+    let mut cases = Vec::new();
+    let bytes: Vec<u8> = (0u8..32).chain(128..160).collect();
+    for ty in ["f8e5m2", "f8e5m2fnuz"] {
+        for e in [5, 4] {
+            let n = bytes.len();
+            let text = format!("HloModule m\n\nENTRY %main (a: u8[{n}]) -> u8[{n}] {{\n  %a = u8[{n}] parameter(0)\n  %x = {ty}[{n}] bitcast-convert(%a)\n  %r = {ty}[{n}] reduce-precision(%x), exponent_bits={e}, mantissa_bits=0\n  ROOT %o = u8[{n}] bitcast-convert(%r)\n}}\n");
+            let arg = Literal::Array(
+                hlo::ArrayLiteral::from_bytes(PrimitiveType::U8, vec![n as i64], bytes.clone())
+                    .unwrap(),
+            );
+            cases.push((
+                format!("reduce-precision e{e}m0 on {ty} bits"),
+                text,
+                vec![arg],
+                0.0,
+            ));
+        }
+    }
+    check(cases);
+}
