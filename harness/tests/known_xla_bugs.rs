@@ -57,3 +57,45 @@ fn known_xla_cpu_miscompiles_are_still_found_and_blamed_on_xla() {
         assert_eq!(out.status.code(), Some(1), "{}", f.display());
     }
 }
+
+/// XLA CPU failures on valid modules (`corpora/regressions/xla_bug_*.hlo`: crashes in the
+/// compiler, verifier rejections after a pass, a parser that reads `-0` as `+0`) are still
+/// findings blamed on XLA. When a jaxlib upgrade fixes one, this test fails and the
+/// README's table gets updated.
+#[test]
+fn known_xla_cpu_failures_are_still_findings_blamed_on_xla() {
+    if !common::need_xla() {
+        return;
+    }
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpora/regressions");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            let n = p.file_name().unwrap().to_string_lossy();
+            n.starts_with("xla_bug_") && n.ends_with(".hlo")
+        })
+        .collect();
+    files.sort();
+    assert!(files.len() >= 6, "{files:?}");
+    for f in files {
+        let out = Command::new(env!("CARGO_BIN_EXE_hlo-diff"))
+            .args(["run", "--json", "--backends", "interp,xla-cpu"])
+            .arg(&f)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let v: serde_json::Value = serde_json::from_str(&stdout)
+            .unwrap_or_else(|e| panic!("{}: no JSON ({e}): {stdout}", f.display()));
+        assert!(
+            matches!(
+                v["verdict"].as_str(),
+                Some("crash" | "rejected" | "mismatch")
+            ),
+            "{}: {stdout}",
+            f.display()
+        );
+        assert_eq!(v["label"], "xla", "{}: {stdout}", f.display());
+        assert_eq!(out.status.code(), Some(1), "{}", f.display());
+    }
+}
