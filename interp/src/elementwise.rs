@@ -415,7 +415,14 @@ macro_rules! xla_complex_fns {
                 }
                 if b == 0.0 && d == 0.0 && a > 0.0 {
                     let coeff = a.powf(cc);
-                    let (s, co) = (cc * b.atan2(a)).sin_cos();
+                    let q = cc * b.atan2(a);
+                    // The angle of an infinite power is inf * 0 = NaN. For an infinite base
+                    // XLA CPU gives inf + 0i or 0 + 0i all the same (measured), for a finite
+                    // base NaN.
+                    if q.is_nan() && a.is_infinite() && cc.is_infinite() {
+                        return c(coeff, 0.0);
+                    }
+                    let (s, co) = q.sin_cos();
                     return c(coeff * co, if s == 0.0 { s } else { coeff * s });
                 }
                 let lx = log(x);

@@ -504,6 +504,37 @@ fn complex_power_of_tiny_and_huge_bases_agrees_with_xla_cpu() {
         (-1.0, 0.0),
         (-1.0, 1e-300),
     ];
+    // Infinite powers of a positive real base (campaign finding: tanh((-z)^z) for
+    // z = -inf + 1e-45i, the subnormal read as 0 by XLA CPU): inf^-inf is 0 + 0i and inf^inf
+    // is inf + 0i on XLA, a finite base to an infinite power NaN.
+    let xi = vec![
+        (INF, -0.0),
+        (INF, 0.0),
+        (2.0, 0.0),
+        (2.0, 0.0),
+        (0.5, 0.0),
+        (0.5, 0.0),
+        (INF, 0.0),
+        (3.0, -0.0),
+    ];
+    let yi = vec![
+        (-INF, 0.0),
+        (-INF, 0.0),
+        (INF, 0.0),
+        (-INF, 0.0),
+        (INF, 0.0),
+        (-INF, 0.0),
+        (INF, 0.0),
+        (INF, 0.0),
+    ];
+    for (ty, pt) in [("c64", PrimitiveType::C64), ("c128", PrimitiveType::C128)] {
+        cases.push((
+            format!("infinite powers on {ty}"),
+            binary_module("power", ty, xi.len()),
+            vec![cplx(pt, &xi), cplx(pt, &yi)],
+            0.0,
+        ));
+    }
     cases.push((
         "power on c128".to_string(),
         binary_module("power", "c128", x64.len()),
