@@ -6,24 +6,30 @@
 
 mod common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
-#[test]
-fn known_xla_cpu_miscompiles_are_still_found_and_blamed_on_xla() {
-    if !common::need_xla() {
-        return;
-    }
+/// `corpora/regressions/PREFIX*.hlo`, sorted.
+fn regressions(prefix: &str) -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpora/regressions");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
             let n = p.file_name().unwrap().to_string_lossy();
-            n.starts_with("xla_miscompile_") && n.ends_with(".hlo")
+            n.starts_with(prefix) && n.ends_with(".hlo")
         })
         .collect();
     files.sort();
+    files
+}
+
+#[test]
+fn known_xla_cpu_miscompiles_are_still_found_and_blamed_on_xla() {
+    if !common::need_xla() {
+        return;
+    }
+    let files = regressions("xla_miscompile_");
     assert!(files.len() >= 3, "{files:?}");
     for f in files {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_hlo-diff"));
@@ -67,16 +73,7 @@ fn known_xla_cpu_failures_are_still_findings_blamed_on_xla() {
     if !common::need_xla() {
         return;
     }
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpora/regressions");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            let n = p.file_name().unwrap().to_string_lossy();
-            n.starts_with("xla_bug_") && n.ends_with(".hlo")
-        })
-        .collect();
-    files.sort();
+    let files = regressions("xla_bug_");
     assert!(files.len() >= 6, "{files:?}");
     for f in files {
         let out = Command::new(env!("CARGO_BIN_EXE_hlo-diff"))
