@@ -380,7 +380,7 @@ pub fn explain_by_allowed_choices(
     outcomes: &[(String, Outcome)],
     tol: &Tolerance,
 ) -> Option<Verdict> {
-    use interp::variant::{Accumulation, Variant, APPROXIMATED};
+    use interp::variant::{Accumulation, SelectTies, Variant, APPROXIMATED};
     let k = outcomes.iter().position(|(n, _)| n == ORACLE)?;
     let base = outcomes[k].1.as_ok()?.clone();
     let flushed = crate::compare::flush_subnormals(inputs);
@@ -505,6 +505,37 @@ pub fn explain_by_allowed_choices(
                 .into();
             v.vote = Some("implementation-choice".into());
             return Some(v);
+        }
+    }
+    // Which of tied elements select-and-scatter selects: a choice per window, which element-wise
+    // merging would overstate (a window's source value lost would pass as "another choice"),
+    // so each rule must explain every output alone.
+    if module.computations.iter().any(|c| {
+        c.instructions
+            .iter()
+            .any(|i| i.opcode == hlo::Opcode::SelectAndScatter)
+    }) {
+        for rule in [SelectTies::First, SelectTies::Last] {
+            let b = oracle.with_variant(Variant {
+                select_ties: Some(rule),
+                ..Variant::default()
+            });
+            let mut again = outcomes.to_vec();
+            again[k].1 = b.run_module(module, inputs);
+            let mut v = classify(&again, &Evidence::new(tol));
+            if v.kind == VerdictKind::Match {
+                v.message = format!(
+                    "explained by the choice among tied elements XLA is free to make in \
+                     select-and-scatter: the oracle agrees keeping the {} of them",
+                    if rule == SelectTies::First {
+                        "first"
+                    } else {
+                        "last"
+                    }
+                );
+                v.vote = Some("implementation-choice".into());
+                return Some(v);
+            }
         }
     }
     let complex_fn = module.computations.iter().any(|c| {

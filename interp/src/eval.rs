@@ -26,6 +26,13 @@ pub(crate) struct Ctx<'m> {
     depth: usize,
 }
 
+impl Ctx<'_> {
+    /// The implementation choices this evaluation makes.
+    pub fn variant(&self) -> &crate::variant::Variant {
+        &self.opts.variant
+    }
+}
+
 pub(crate) fn run_entry(module: &Module, args: Vec<Value>, opts: &EvalOptions) -> Result<Value> {
     if module.entry >= module.computations.len() {
         return Err(invalid("module has no entry computation"));

@@ -506,7 +506,18 @@ pub fn select_and_scatter(ctx: &mut Ctx, i: &Instruction, ops: &[&Value]) -> Res
                     arr(&r)?.get_bool(0)
                 }
             };
-            if !keep {
+            let moves = match ctx.variant().select_ties {
+                None => !keep,
+                Some(rule) => {
+                    let back = ctx.call(sel, vec![scalar(a, cand), scalar(a, selected)])?;
+                    if arr(&back)?.get_bool(0) == keep {
+                        rule == crate::variant::SelectTies::Last
+                    } else {
+                        !keep
+                    }
+                }
+            };
+            if moves {
                 selected = cand;
             }
         }

@@ -63,6 +63,20 @@ pub struct Variant {
     /// larger part: complex functions are accurate relative to their modulus, so a part much
     /// smaller than the other is rounding noise, free to move by the larger one's ulps.
     pub normwise_complex: bool,
+    /// Which element `select-and-scatter` selects among elements its `select` ties (`select(a,
+    /// b) == select(b, a)`: equal values under `GE`/`LT`, a `select` that orders nothing). By
+    /// default, as XLA's evaluator: scanning the window in order, the selection moves whenever
+    /// `select(selected, next)` is false (the first of equal values under `GE`, the last under
+    /// `LT`). StableHLO defines the selection as a reduction in no fixed order, so any of the
+    /// tied elements is allowed; XLA CPU's choice differs from the evaluator's.
+    pub select_ties: Option<SelectTies>,
+}
+
+/// The element `select-and-scatter` keeps among tied ones (see [`Variant::select_ties`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SelectTies {
+    First,
+    Last,
 }
 
 /// The accumulation of `dot` and `convolution` sums.

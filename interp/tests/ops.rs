@@ -385,3 +385,37 @@ fn compiled_reducers_match_the_general_evaluator_bit_for_bit() {
         }
     }
 }
+
+/// select-and-scatter among elements `select` ties: the evaluator's scan keeps the first of
+/// equal maxima under `GE` and moves on every `false` (the last) under `LT`; the `select_ties`
+/// variant keeps the first or the last tied element under either, and leaves strict
+/// preferences alone.
+#[test]
+fn select_and_scatter_ties_follow_the_scan_or_the_variant() {
+    let module = |dir: &str| {
+        parse(&format!("HloModule m\n\n%sel (a: f32[], b: f32[]) -> pred[] {{\n  %a = f32[] parameter(0)\n  %b = f32[] parameter(1)\n  ROOT %c = pred[] compare(%a, %b), direction={dir}\n}}\n\n%add (x: f32[], y: f32[]) -> f32[] {{\n  %x = f32[] parameter(0)\n  %y = f32[] parameter(1)\n  ROOT %s = f32[] add(%x, %y)\n}}\n\nENTRY %main (a: f32[5], s: f32[1]) -> f32[5] {{\n  %a = f32[5] parameter(0)\n  %s = f32[1] parameter(1)\n  %z = f32[] constant(0)\n  ROOT %r = f32[5] select-and-scatter(%a, %s, %z), window={{size=5}}, select=%sel, scatter=%add\n}}\n"))
+    };
+    let args = [f32s(&[5], &[1.0, 7.0, 3.0, 7.0, 2.0]), f32s(&[1], &[10.0])];
+    let run = |dir: &str, ties: Option<interp::variant::SelectTies>| {
+        let opts = interp::EvalOptions {
+            variant: interp::variant::Variant {
+                select_ties: ties,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        vals(&interp::evaluate_with(&module(dir), &args, &opts).unwrap())
+    };
+    use interp::variant::SelectTies::{First, Last};
+    let at = |k: usize| {
+        let mut v = vec![0.0; 5];
+        v[k] = 10.0;
+        v
+    };
+    assert_eq!(run("GE", None), at(1));
+    assert_eq!(run("GE", Some(First)), at(1));
+    assert_eq!(run("GE", Some(Last)), at(3));
+    // LT selects the minimum: 1.0 is strictly preferred, ties do not arise.
+    assert_eq!(run("LT", Some(Last)), at(0));
+    assert_eq!(run("EQ", None), at(4));
+}
