@@ -373,6 +373,10 @@ impl ModuleTimings {
 ///    integers), and the accumulation precision of dots and convolutions (partial sums that
 ///    overflow). The oracle evaluates again under each choice, and every element XLA returned
 ///    must equal the oracle's element under one of them; vote `implementation-choice`.
+/// 3. select-and-scatter keeping the first or the last of tied elements (`select_ties`): one
+///    rule must explain every output; vote `implementation-choice`.
+/// 4. for modules with approximated complex functions, their rounding noise
+///    ([`explain_by_complex_rounding`]).
 pub fn explain_by_allowed_choices(
     oracle: &InterpBackend,
     module: &Module,
@@ -384,11 +388,14 @@ pub fn explain_by_allowed_choices(
     let k = outcomes.iter().position(|(n, _)| n == ORACLE)?;
     let base = outcomes[k].1.as_ok()?.clone();
     let flushed = crate::compare::flush_subnormals(inputs);
-    if let Some(f) = &flushed {
+    // The verdict with `oracle_outcome` in the oracle's place, when that is a match.
+    let matches_with = |oracle_outcome: Outcome| {
         let mut again = outcomes.to_vec();
-        again[k].1 = oracle.run_module(module, f);
-        let mut v = classify(&again, &Evidence::new(tol));
-        if v.kind == VerdictKind::Match {
+        again[k].1 = oracle_outcome;
+        Some(classify(&again, &Evidence::new(tol))).filter(|v| v.kind == VerdictKind::Match)
+    };
+    if let Some(f) = &flushed {
+        if let Some(mut v) = matches_with(oracle.run_module(module, f)) {
             v.message =
                 "explained by flush-to-zero: the oracle agrees once subnormal inputs are zero"
                     .into();
@@ -520,10 +527,7 @@ pub fn explain_by_allowed_choices(
                 select_ties: Some(rule),
                 ..Variant::default()
             });
-            let mut again = outcomes.to_vec();
-            again[k].1 = b.run_module(module, inputs);
-            let mut v = classify(&again, &Evidence::new(tol));
-            if v.kind == VerdictKind::Match {
+            if let Some(mut v) = matches_with(b.run_module(module, inputs)) {
                 v.message = format!(
                     "explained by the choice among tied elements XLA is free to make in \
                      select-and-scatter: the oracle agrees keeping the {} of them",

@@ -484,8 +484,8 @@ impl WorkerPool {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Takes an idle worker (the one that last answered a request with this affinity key,
-    /// else the one idle longest), starts one, or waits for one to come back.
+    /// Takes an idle worker (one that keeps the executable of this affinity key, else the one
+    /// idle longest), starts one, or waits for one to come back.
     fn checkout(&self, affinity: Option<u64>) -> Result<Worker, Outcome> {
         let mut st = self.lock();
         loop {
@@ -535,11 +535,11 @@ impl WorkerPool {
         self.request_with_affinity(req, timeouts, None)
     }
 
-    /// [`WorkerPool::request`], preferring a worker that recently answered a request with the
-    /// same `affinity` key: the worker keeps its last [`WORKER_EXECUTABLES_KEPT`] executables
-    /// compiled without dumps, so the same module on other inputs runs there without compiling
-    /// again. `None` for requests the worker does not cache. Only speed depends on which
-    /// worker answers.
+    /// [`WorkerPool::request`], preferring a worker that keeps the executable of a request
+    /// with the same `affinity` key: a worker keeps its last [`WORKER_EXECUTABLES_KEPT`]
+    /// executables compiled without dumps (its result says `"kept"`), so the same module on
+    /// other inputs runs there without compiling again. Only speed depends on which worker
+    /// answers.
     pub fn request_with_affinity(
         &self,
         req: &Frame,
@@ -549,7 +549,8 @@ impl WorkerPool {
         let mut w = self.checkout(affinity)?;
         match w.request(req, timeouts) {
             Ok(f) => {
-                if let Some(a) = affinity {
+                let kept = f.header.get("kept").and_then(Value::as_bool) == Some(true);
+                if let Some(a) = affinity.filter(|_| kept) {
                     w.recent.retain(|&k| k != a);
                     w.recent.push(a);
                     if w.recent.len() > WORKER_EXECUTABLES_KEPT {
@@ -760,20 +761,15 @@ impl Backend for WorkerBackend {
             },
         });
         let req = Frame::new(header, leaves.iter().map(|a| a.data.clone()).collect());
-        // Requests for the same module text and options go to the same worker when it is idle
-        // (the worker's rule for what it caches: no dumps, no returned HLO).
-        let cacheable = !opts.fresh_compile
-            && opts.dump_to.is_none()
-            && opts.pass_re.is_none()
-            && !opts.return_optimized_hlo
-            && !opts.return_before_optimizations_hlo;
-        let affinity = cacheable.then(|| {
+        // Requests for the same module text and options go to the worker that kept its
+        // executable, when that one is idle.
+        let affinity = {
             use std::hash::{Hash, Hasher};
             let mut h = std::collections::hash_map::DefaultHasher::new();
             module_text.hash(&mut h);
             req.header["options"].to_string().hash(&mut h);
-            h.finish()
-        });
+            Some(h.finish())
+        };
         let f = match self
             .pool
             .request_with_affinity(&req, &opts.timeouts, affinity)

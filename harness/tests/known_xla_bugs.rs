@@ -24,6 +24,27 @@ fn regressions(prefix: &str) -> Vec<PathBuf> {
     files
 }
 
+/// `hlo-diff run --json --backends BACKENDS F` (with `F.lit` as inputs when it exists): the
+/// JSON verdict, stdout and the exit code.
+fn run_json(f: &Path, backends: &str) -> (serde_json::Value, String, Option<i32>) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hlo-diff"));
+    cmd.args(["run", "--json", "--backends", backends]).arg(f);
+    let lit = f.with_extension("lit");
+    if lit.exists() {
+        cmd.arg("--inputs").arg(&lit);
+    }
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let v = serde_json::from_str(&stdout).unwrap_or_else(|e| {
+        panic!(
+            "{}: no JSON ({e}): {stdout}{}",
+            f.display(),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (v, stdout, out.status.code())
+}
+
 #[test]
 fn known_xla_cpu_miscompiles_are_still_found_and_blamed_on_xla() {
     if !common::need_xla() {
@@ -32,27 +53,7 @@ fn known_xla_cpu_miscompiles_are_still_found_and_blamed_on_xla() {
     let files = regressions("xla_miscompile_");
     assert!(files.len() >= 3, "{files:?}");
     for f in files {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_hlo-diff"));
-        cmd.args([
-            "run",
-            "--json",
-            "--backends",
-            "interp,xla-cpu,stablehlo-ref",
-        ])
-        .arg(&f);
-        let lit = f.with_extension("lit");
-        if lit.exists() {
-            cmd.arg("--inputs").arg(&lit);
-        }
-        let out = cmd.output().unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let v: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
-            panic!(
-                "{}: no JSON ({e}): {stdout}{}",
-                f.display(),
-                String::from_utf8_lossy(&out.stderr)
-            )
-        });
+        let (v, stdout, code) = run_json(&f, "interp,xla-cpu,stablehlo-ref");
         // A bug that reads memory it should not (the grouped convolution) may also show as
         // a re-run disagreeing with itself.
         match v["verdict"].as_str() {
@@ -60,7 +61,7 @@ fn known_xla_cpu_miscompiles_are_still_found_and_blamed_on_xla() {
             Some("nondeterministic") => {}
             _ => panic!("{}: {stdout}", f.display()),
         }
-        assert_eq!(out.status.code(), Some(1), "{}", f.display());
+        assert_eq!(code, Some(1), "{}", f.display());
     }
 }
 
@@ -76,14 +77,7 @@ fn known_xla_cpu_failures_are_still_findings_blamed_on_xla() {
     let files = regressions("xla_bug_");
     assert!(files.len() >= 6, "{files:?}");
     for f in files {
-        let out = Command::new(env!("CARGO_BIN_EXE_hlo-diff"))
-            .args(["run", "--json", "--backends", "interp,xla-cpu"])
-            .arg(&f)
-            .output()
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let v: serde_json::Value = serde_json::from_str(&stdout)
-            .unwrap_or_else(|e| panic!("{}: no JSON ({e}): {stdout}", f.display()));
+        let (v, stdout, code) = run_json(&f, "interp,xla-cpu");
         assert!(
             matches!(
                 v["verdict"].as_str(),
@@ -93,6 +87,6 @@ fn known_xla_cpu_failures_are_still_findings_blamed_on_xla() {
             f.display()
         );
         assert_eq!(v["label"], "xla", "{}: {stdout}", f.display());
-        assert_eq!(out.status.code(), Some(1), "{}", f.display());
+        assert_eq!(code, Some(1), "{}", f.display());
     }
 }

@@ -472,7 +472,7 @@ def run_xla(header, bufs):
         _EXECUTABLES[key] = (exe, params, result_shape)  # most recently used last
         arrays = check_inputs(params, header, bufs)
         timings["cached"] = 1
-        return execute_xla(exe, arrays, result_shape, timings, options, None, None, set())
+        return execute_xla(exe, arrays, result_shape, timings, options, None, None, set(), True)
     module, timings["parse_ms"] = parse_module(text)
     mlir, params, result_shape, timings["convert_ms"] = convert(module)
     arrays = check_inputs(params, header, bufs)
@@ -499,10 +499,13 @@ def run_xla(header, bufs):
         _EXECUTABLES[key] = (exe, params, result_shape)
         while len(_EXECUTABLES) > _EXECUTABLES_KEPT:
             del _EXECUTABLES[next(iter(_EXECUTABLES))]
-    return execute_xla(exe, arrays, result_shape, timings, options, dump_to, tmp_dump, before_files)
+    return execute_xla(exe, arrays, result_shape, timings, options, dump_to, tmp_dump, before_files,
+                       key is not None)
 
 
-def execute_xla(exe, arrays, result_shape, timings, options, dump_to, tmp_dump, before_files):
+def execute_xla(exe, arrays, result_shape, timings, options, dump_to, tmp_dump, before_files, kept):
+    """Runs a compiled executable; `kept`: it stays in _EXECUTABLES (the result says so, and the
+    engine then sends this module's next request here)."""
     stage("execute")
     t = time.perf_counter()
     try:
@@ -516,7 +519,7 @@ def execute_xla(exe, arrays, result_shape, timings, options, dump_to, tmp_dump, 
     timings["execute_ms"] = (time.perf_counter() - t) * 1e3
 
     resp = {"kind": "result", "ok": True, "timings": timings, "result_shape": result_shape,
-            "outputs": []}
+            "outputs": [], "kept": kept}
     out_bufs = []
     for o in outs:
         name, dims, data = from_numpy(o)
