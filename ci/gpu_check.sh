@@ -34,7 +34,7 @@ fi
 if [ -n "${ENGINE_TEST_BIN:-}" ]; then
   "$ENGINE_TEST_BIN" --test-threads=1
 else
-  cargo test -p harness --test engine -- --test-threads=1
+  cargo test -p engine --test engine -- --test-threads=1
 fi
 status=$?
 echo "== xla-gpu engine tests: $([ $status -eq 0 ] && echo PASSED || echo FAILED)"

@@ -9,7 +9,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 scripts/setup
-cargo build --release --locked -p harness --bins
+cargo build --release --locked -p hlo-diff --bins
 
 day="$(date -u +%Y%m%d)"
 out="${HLO_DIFF_NIGHTLY_OUT:-runs/nightly-$day}"

@@ -6,7 +6,7 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    if let Some(f) = harness::campaign::fuzz_one(data) {
+    if let Some(f) = tools::campaign::fuzz_one(data) {
         panic!(
             "hlo_diff: {} (stored in {})",
             f.verdict.short(),

@@ -4,5 +4,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    harness::fuzzing::interp_eval(data);
+    tools::fuzzing::interp_eval(data);
 });

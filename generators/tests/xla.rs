@@ -2,32 +2,15 @@
 //! verifier, HLO->MLIR conversion and CPU compile (generators/scripts/xla_accept.py, run with
 //! the project's venv). Fails when that Python is missing unless HLO_DIFF_SKIP_XLA=1.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-
-fn python() -> Option<PathBuf> {
-    let p = match std::env::var_os("HLO_DIFF_PYTHON") {
-        Some(p) => PathBuf::from(p),
-        // The repository root, resolved (the crate may sit behind a symlink); the venv's python
-        // itself is a symlink that must not be resolved, or it forgets its venv.
-        None => Path::new(env!("CARGO_MANIFEST_DIR"))
-            .canonicalize()
-            .ok()?
-            .parent()?
-            .join(".venv/bin/python"),
-    };
-    p.exists().then_some(p)
-}
 
 #[test]
 fn xla_cpu_accepts_generated_modules() {
-    let Some(py) = python() else {
-        if std::env::var_os("HLO_DIFF_SKIP_XLA").is_some() {
-            eprintln!("skipped: no venv and HLO_DIFF_SKIP_XLA is set");
-            return;
-        }
-        panic!("no Python with jax (../.venv/bin/python or HLO_DIFF_PYTHON); set HLO_DIFF_SKIP_XLA=1 to skip");
-    };
+    if !test_support::need_xla() {
+        return;
+    }
+    let py = test_support::python();
     let dir = tempfile::tempdir().unwrap();
     let cfg = generators::Config::default();
     for seed in 0..80u64 {

@@ -2,6 +2,7 @@
 //! XLA dump-directory reader. Knows nothing of backends or Python.
 
 pub mod dump;
+pub mod edit;
 pub mod fuzzing;
 pub mod ir;
 pub mod literal;

@@ -1,40 +1,21 @@
 //! XLA's own parser (jaxlib `hlo_module_from_text`, run by `xla_parse.py` in the project's
 //! Python) accepts the text our printer writes for every corpus file.
 //!
-//! Needs `/work/main/.venv/bin/python` (or `HLO_DIFF_PYTHON`) with jaxlib. Without it the test
-//! fails, unless `HLO_DIFF_SKIP_XLA=1` is set, in which case it says so and skips.
+//! Needs the project's Python with jaxlib (`test_support::python`). Without it the test fails,
+//! unless `HLO_DIFF_SKIP_XLA=1` is set, in which case it says so and skips.
 
 mod common;
 
 use common::{corpus_files, read_text};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-
-fn python() -> Option<PathBuf> {
-    if let Ok(p) = std::env::var("HLO_DIFF_PYTHON") {
-        return Some(PathBuf::from(p));
-    }
-    // Canonicalize the repository folder (not the interpreter: a venv's python is a symlink
-    // that must keep its venv path to find its packages).
-    let repo = std::fs::canonicalize(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))
-        .unwrap_or_else(|_| PathBuf::from("/work/main"));
-    [
-        repo.join(".venv/bin/python"),
-        PathBuf::from("/work/main/.venv/bin/python"),
-    ]
-    .into_iter()
-    .find(|p| p.exists())
-}
 
 #[test]
 fn xla_parses_our_printed_text_for_every_corpus_file() {
-    let Some(py) = python() else {
-        if std::env::var("HLO_DIFF_SKIP_XLA").as_deref() == Ok("1") {
-            eprintln!("SKIPPED: no Python with jaxlib found and HLO_DIFF_SKIP_XLA=1");
-            return;
-        }
-        panic!("no Python with jaxlib (set HLO_DIFF_PYTHON, or HLO_DIFF_SKIP_XLA=1 to skip)");
-    };
+    if !test_support::need_xla() {
+        return;
+    }
+    let py = test_support::python();
     let dir = tempfile::tempdir().unwrap();
     let files = corpus_files();
     assert!(!files.is_empty(), "no corpus files");

@@ -108,29 +108,15 @@ pub fn fake_args(shapes: &[Shape], seed: u64) -> Vec<Literal> {
     shapes.iter().map(|s| one(s, &mut rng)).collect()
 }
 
+/// The project's Python (the policy is `test_support`'s).
 pub fn python() -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf();
-    std::env::var_os("HLO_DIFF_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join(".venv/bin/python"))
+    test_support::python()
 }
 
-/// True when XLA comparisons must be skipped (HLO_DIFF_SKIP_XLA=1). Otherwise a missing venv is
-/// a test failure.
+/// True when XLA comparisons must be skipped (`HLO_DIFF_SKIP_XLA=1`); otherwise a missing
+/// Python is a test failure (`test_support::need_xla`).
 pub fn skip_xla() -> bool {
-    if std::env::var("HLO_DIFF_SKIP_XLA").as_deref() == Ok("1") {
-        eprintln!("HLO_DIFF_SKIP_XLA=1: skipping the XLA CPU comparison");
-        return true;
-    }
-    assert!(
-        python().exists(),
-        "no Python at {} (create the venv, point HLO_DIFF_PYTHON at one, or set HLO_DIFF_SKIP_XLA=1)",
-        python().display()
-    );
-    false
+    !test_support::need_xla()
 }
 
 /// Runs each (HLO text, inputs) on XLA CPU in one Python process. Per job: the flattened result

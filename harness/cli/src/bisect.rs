@@ -1,0 +1,119 @@
+//! `repro-bisect FILE` and `hlo-diff bisect FILE`: name the XLA pass that changed the module's
+//! result (see [`tools::bisect`]).
+
+use super::input::{load_inputs, load_module, parse_xla_options};
+use super::{print_json, Exit, Failure, Global};
+use engine::worker::{WorkerBackend, WorkerConfig, INSTALL_HINT};
+use tools::bisect::{bisect, BisectError, BisectOptions};
+
+use std::path::PathBuf;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The HLO module text.
+    pub file: PathBuf,
+    /// Inputs (an hlo-diff literal file, or `<shape><TAB><literal>` lines); default: inputs
+    /// generated from --seed.
+    #[arg(long)]
+    pub inputs: Option<PathBuf>,
+    /// The XLA backend: xla-cpu or xla-gpu.
+    #[arg(long, default_value = "xla-cpu")]
+    pub backend: String,
+    /// Seed of generated inputs (without --inputs).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// An XLA debug option for every compile, NAME=VALUE (repeatable), e.g.
+    /// xla_cpu_enable_fast_min_max=true.
+    #[arg(long = "xla-option", value_name = "NAME=VALUE")]
+    pub xla_options: Vec<String>,
+    /// Keep XLA's dump in this directory (default: a temporary one).
+    #[arg(long)]
+    pub dump_dir: Option<PathBuf>,
+    /// Skip the recompile with the culprit pass disabled.
+    #[arg(long)]
+    pub no_confirm: bool,
+    /// Multiplies the comparator's default tolerances.
+    #[arg(long, default_value_t = 1.0)]
+    pub tolerance_scale: f64,
+}
+
+/// `repro-bisect`'s own command line (the same options as `hlo-diff bisect`).
+#[derive(Debug, clap::Parser)]
+#[command(
+    name = "repro-bisect",
+    version,
+    about = "Name the XLA pass that changed an HLO module's result"
+)]
+pub struct Standalone {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(flatten)]
+    pub args: Args,
+}
+
+/// An XLA backend by name, checked to start.
+pub fn xla_backend(name: &str, global: &Global) -> Result<WorkerBackend, Failure> {
+    let cfg = WorkerConfig::new(engine::worker::Platform::Cpu)
+        .with_python(global.python.clone())
+        .with_workers(1);
+    let b = match name {
+        "xla-cpu" | "xla-gpu" => WorkerBackend::by_name(name, cfg),
+        _ => None,
+    }
+    .ok_or_else(|| Failure::bad_input(format!("--backend {name}: expected xla-cpu or xla-gpu")))?;
+    if let Err(o) = b.info() {
+        return Err(Failure::infrastructure(format!(
+            "{name} cannot start: {o}\ninstall with: {INSTALL_HINT}"
+        )));
+    }
+    Ok(b)
+}
+
+pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
+    let (text, m) = load_module(&args.file)?;
+    let inputs = load_inputs(&m, args.inputs.as_deref(), args.seed)?;
+    let backend = xla_backend(&args.backend, global)?;
+    let opts = BisectOptions {
+        run: engine::backend::RunOptions {
+            env_option_overrides: parse_xla_options(&args.xla_options)?,
+            ..Default::default()
+        },
+        tolerance_scale: args.tolerance_scale,
+        dump_dir: args.dump_dir.clone(),
+        no_confirm: args.no_confirm,
+    };
+    let report = match bisect(&text, &inputs, &backend, &opts) {
+        Ok(r) => r,
+        Err(BisectError::BadInput(e)) => return Err(Failure::bad_input(e)),
+        Err(BisectError::Unavailable(e)) => {
+            return Err(Failure::infrastructure(format!(
+                "{e}\ninstall with: {INSTALL_HINT}"
+            )))
+        }
+        Err(e @ BisectError::NoResult { .. }) => {
+            // A crash or rejection is a finding, but there are no values to bisect.
+            if global.json {
+                print_json(
+                    &serde_json::json!({"bug": true, "bisected": false, "error": e.to_string()}),
+                );
+            } else {
+                println!("{e}\nno values to bisect: run `hlo-diff minimize` on the module instead");
+            }
+            return Ok(Exit::BugFound);
+        }
+        Err(e @ BisectError::Failed(_)) => return Err(Failure::bad_input(e.to_string())),
+    };
+    if global.json {
+        let mut v = serde_json::to_value(&report)
+            .map_err(|e| Failure::bad_input(format!("cannot serialize the report: {e}")))?;
+        v["bug"] = serde_json::Value::Bool(report.found_divergence());
+        print_json(&v);
+    } else {
+        print!("{}", report.render());
+    }
+    Ok(if report.found_divergence() {
+        Exit::BugFound
+    } else {
+        Exit::Clean
+    })
+}

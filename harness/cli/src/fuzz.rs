@@ -1,0 +1,170 @@
+//! `hlo-diff fuzz`: a differential campaign (see [`tools::campaign`]).
+//!
+//! Stops at `--time` or after `--iterations` modules (a total over a resumed campaign), writes
+//! findings, `campaign.json` and the reports under `--out`, and prints the summary. Exit 1 when
+//! the store holds findings.
+
+use super::{print_json, Exit, Failure, Global};
+use findings::store::Store;
+use std::path::PathBuf;
+use std::time::Duration;
+use tools::campaign::{campaign_timeouts, run_campaign, CampaignConfig, CampaignError, Stop};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Wall-clock limit: `90`, `30s`, `10m`, `2h`.
+    #[arg(long, value_parser = parse_duration)]
+    pub time: Option<Duration>,
+    /// Modules to test in all (a resumed campaign continues up to this many).
+    #[arg(long)]
+    pub iterations: Option<u64>,
+    /// Comma-separated backends: interp (the oracle) and xla-cpu / xla-gpu; stablehlo-ref is
+    /// the voter on mismatches (on by default).
+    #[arg(long, default_value = "interp,xla-cpu", value_delimiter = ',')]
+    pub backends: Vec<String>,
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Parallel jobs (one XLA worker each); default: the number of cores.
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// `I/N`: this process tests module indices g with g % N == I.
+    #[arg(long, default_value = "0/1", value_parser = parse_shard)]
+    pub shard: (u64, u64),
+    /// Output directory (findings, campaign.json, report.json/html/md). Reusing it resumes.
+    #[arg(long, default_value = "hlo-diff-out")]
+    pub out: PathBuf,
+    /// An XLA DebugOptions field for every compile, `name=value` (repeatable).
+    #[arg(long = "xla-option", value_name = "NAME=VALUE")]
+    pub xla_option: Vec<String>,
+    /// Programs packed into one module (one compile tests them all).
+    #[arg(long, default_value_t = 8)]
+    pub pack: usize,
+    /// Input sets per program: the compiled module runs on each (set 0 is the program's own).
+    #[arg(long, default_value_t = tools::campaign::DEFAULT_INPUT_SETS)]
+    pub input_sets: usize,
+    /// Do not ask stablehlo-ref to vote on mismatches.
+    #[arg(long)]
+    pub no_voter: bool,
+    /// Generator configuration (JSON, `generators::Config` fields; missing fields default).
+    #[arg(long, value_name = "FILE")]
+    pub gen_config: Option<PathBuf>,
+    /// Hide the progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// `90` (seconds), `30s`, `10m`, `2h`, `1.5m`.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let (num, mult) = match s.chars().last() {
+        Some('s') => (&s[..s.len() - 1], 1.0),
+        Some('m') => (&s[..s.len() - 1], 60.0),
+        Some('h') => (&s[..s.len() - 1], 3600.0),
+        _ => (s, 1.0),
+    };
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?}: expected a duration like 90, 30s, 10m, 2h"))?;
+    if !(v.is_finite() && v >= 0.0) {
+        return Err(format!("{s:?}: a duration must be non-negative"));
+    }
+    Ok(Duration::from_secs_f64(v * mult))
+}
+
+/// `I/N` with I < N.
+pub fn parse_shard(s: &str) -> Result<(u64, u64), String> {
+    let (i, n) = s
+        .split_once('/')
+        .ok_or_else(|| format!("{s:?}: expected I/N"))?;
+    let i: u64 = i
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?}: expected I/N"))?;
+    let n: u64 = n
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?}: expected I/N"))?;
+    if n == 0 || i >= n {
+        return Err(format!("{s:?}: need 0 <= I < N"));
+    }
+    Ok((i, n))
+}
+
+pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
+    if args.time.is_none() && args.iterations.is_none() {
+        return Err(Failure::bad_input("give --time DURATION or --iterations N"));
+    }
+    let generator = match &args.gen_config {
+        Some(p) => {
+            let text = std::fs::read_to_string(p)
+                .map_err(|e| Failure::bad_input(format!("{}: {e}", p.display())))?;
+            serde_json::from_str(&text).map_err(|e| {
+                Failure::bad_input(format!("{}:{}:{}: {e}", p.display(), e.line(), e.column()))
+            })?
+        }
+        None => generators::Config::default(),
+    };
+    let cfg = CampaignConfig {
+        backends: args.backends.clone(),
+        seed: args.seed,
+        jobs: args
+            .jobs
+            .unwrap_or_else(|| {
+                std::thread::available_parallelism()
+                    .map(|n| n.get())
+                    .unwrap_or(1)
+            })
+            .max(1),
+        shard: args.shard,
+        out: args.out.clone(),
+        xla_options: super::input::parse_xla_options(&args.xla_option)?,
+        pack: args.pack.max(1),
+        input_sets: args.input_sets.max(1),
+        stop: Stop {
+            time: args.time,
+            iterations: args.iterations,
+        },
+        generator,
+        python: global.python.clone(),
+        voter: !args.no_voter,
+        progress: !args.quiet && !global.json,
+        timeouts: campaign_timeouts(),
+    };
+    let summary = run_campaign(&cfg, None).map_err(|e| match e {
+        CampaignError::Usage(m) => Failure::bad_input(m),
+        CampaignError::Infrastructure(m) => Failure::infrastructure(m),
+        CampaignError::Io(e) => Failure::bad_input(format!("{}: {e}", args.out.display())),
+    })?;
+    let store = Store::open(&args.out)
+        .map_err(|e| Failure::bad_input(format!("{}: {e}", args.out.display())))?;
+    let findings = store
+        .findings()
+        .map_err(|e| Failure::bad_input(format!("{}: {e}", args.out.display())))?;
+    if global.json {
+        let d = findings::report::ReportData {
+            summary: &summary,
+            findings,
+        };
+        print_json(&findings::report::report_json(&d));
+        return Ok(if d.findings.is_empty() {
+            Exit::Clean
+        } else {
+            Exit::BugFound
+        });
+    }
+    let d = findings::report::ReportData {
+        summary: &summary,
+        findings,
+    };
+    print!("{}", findings::report::summary_text(&d));
+    println!(
+        "\nreports: {}/report.html, report.json, report.md",
+        args.out.display()
+    );
+    Ok(if d.findings.is_empty() {
+        Exit::Clean
+    } else {
+        Exit::BugFound
+    })
+}

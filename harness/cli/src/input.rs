@@ -1,0 +1,128 @@
+//! What every command reads from the user: an HLO module (parsed and verified), its inputs, and
+//! XLA options. A module our verifier rejects is the user's error (exit 2, `file:line:col` of
+//! the offending instruction), never run and never a finding.
+
+use crate::Failure;
+use hlo::{Literal, Module};
+use std::path::Path;
+
+/// The `line:col` where instruction `name` is defined in `text` (its name at the start of a
+/// line, after an optional `ROOT` and `%`), when it can be found.
+pub fn locate_instruction(text: &str, name: &str) -> Option<(usize, usize)> {
+    text.lines().enumerate().find_map(|(k, line)| {
+        let body = line.trim_start();
+        let indent = line.len() - body.len();
+        let rest = body.strip_prefix("ROOT ").unwrap_or(body);
+        let skipped = body.len() - rest.len();
+        let rest2 = rest.strip_prefix('%').unwrap_or(rest);
+        let skipped = skipped + (rest.len() - rest2.len());
+        let after = rest2.strip_prefix(name)?;
+        after
+            .trim_start()
+            .starts_with('=')
+            .then_some((k + 1, indent + skipped + 1))
+    })
+}
+
+/// Checks `module` (read from `path` as `text`) with our verifier: the first broken rule as a
+/// bad-input failure naming `file:line:col` where the instruction can be found.
+pub fn verify(path: &Path, text: &str, module: &Module) -> Result<(), Failure> {
+    let Err(e) = hlo::verify::verify_module(module) else {
+        return Ok(());
+    };
+    let at = e
+        .instruction
+        .as_deref()
+        .and_then(|i| locate_instruction(text, i))
+        .map(|(l, c)| format!("{l}:{c}:"))
+        .unwrap_or_default();
+    Err(Failure::bad_input(format!(
+        "{}:{at} invalid module (not run): {e}",
+        path.display()
+    )))
+}
+
+/// Reads, parses and verifies an HLO module; errors name file:line:col.
+pub fn load_module(path: &Path) -> Result<(String, Module), Failure> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Failure::bad_input(format!("{}: {e}", path.display())))?;
+    let m = hlo::parse::parse_module(&text).map_err(|e| {
+        Failure::bad_input(format!(
+            "{}:{}:{}: {}",
+            path.display(),
+            e.line,
+            e.column,
+            e.message
+        ))
+    })?;
+    verify(path, &text, &m)?;
+    Ok((text, m))
+}
+
+/// The inputs from `path` (any format [`findings::repro::read_inputs`] reads), or generated from
+/// `seed` with `generator`; checked against the entry parameters.
+pub fn load_inputs_with(
+    m: &Module,
+    path: Option<&Path>,
+    seed: u64,
+    generator: &generators::Config,
+) -> Result<Vec<Literal>, Failure> {
+    let inputs = match path {
+        Some(p) => findings::repro::read_inputs(p)
+            .map_err(|e| Failure::bad_input(format!("{}: {e}", p.display())))?,
+        None => generators::generate_inputs_from_seed(m, seed, generator),
+    };
+    let params = m.entry_computation().parameter_shapes();
+    if params.len() != inputs.len() {
+        return Err(Failure::bad_input(format!(
+            "the module has {} parameters but {} inputs were given",
+            params.len(),
+            inputs.len()
+        )));
+    }
+    for (k, (s, l)) in params.iter().zip(&inputs).enumerate() {
+        if !s.compatible(&l.shape()) {
+            return Err(Failure::bad_input(format!(
+                "input {k} is {} but parameter {k} is {}",
+                l.shape(),
+                s
+            )));
+        }
+    }
+    Ok(inputs)
+}
+
+/// [`load_inputs_with`] the default generator.
+pub fn load_inputs(m: &Module, path: Option<&Path>, seed: u64) -> Result<Vec<Literal>, Failure> {
+    load_inputs_with(m, path, seed, &generators::Config::default())
+}
+
+/// `NAME=VALUE` pairs (a leading `--` is dropped).
+pub fn parse_xla_options(opts: &[String]) -> Result<Vec<(String, String)>, Failure> {
+    opts.iter()
+        .map(|o| {
+            let o = o.trim_start_matches("--");
+            match o.split_once('=') {
+                Some((k, v)) if !k.trim().is_empty() => {
+                    Ok((k.trim().to_string(), v.trim().to_string()))
+                }
+                _ => Err(Failure::bad_input(format!(
+                    "--xla-option {o:?}: expected NAME=VALUE"
+                ))),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_instruction_is_located_by_its_definition_with_or_without_root_and_percent() {
+        let text = "HloModule m\n\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT %add.1 = f32[3] add(p, p)\n}\n";
+        assert_eq!(locate_instruction(text, "p"), Some((4, 3)));
+        assert_eq!(locate_instruction(text, "add.1"), Some((5, 8)));
+        assert_eq!(locate_instruction(text, "add"), None);
+    }
+}

@@ -1,0 +1,139 @@
+//! The `hlo-diff` and `repro-bisect` command lines. Each subcommand lives in its own file with
+//! an `Args` (clap) and a `run(args, &Global) -> Result<Exit, Failure>`; this file only
+//! dispatches and turns results into exit codes.
+//!
+//! Exit codes (the brief's contract): 0 nothing wrong found, 1 a bug was found, 2 bad input or
+//! usage, 3 infrastructure missing.
+
+pub mod bisect;
+pub mod check;
+pub mod dump;
+pub mod fuzz;
+pub mod gen;
+pub mod input;
+pub mod minimize;
+pub mod recheck;
+pub mod run;
+pub mod triage;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+/// What a command came to, as an exit code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// Nothing wrong was found.
+    Clean = 0,
+    /// A bug was found (mismatch, crash, valid module rejected).
+    BugFound = 1,
+    /// Bad input or usage.
+    BadInput = 2,
+    /// Python, jaxlib or a GPU is missing.
+    Infrastructure = 3,
+}
+
+/// A command that could not do its work: the exit code and the message for stderr.
+#[derive(Debug)]
+pub struct Failure {
+    pub exit: Exit,
+    pub message: String,
+}
+
+impl Failure {
+    pub fn bad_input(message: impl Into<String>) -> Failure {
+        Failure {
+            exit: Exit::BadInput,
+            message: message.into(),
+        }
+    }
+    pub fn infrastructure(message: impl Into<String>) -> Failure {
+        Failure {
+            exit: Exit::Infrastructure,
+            message: message.into(),
+        }
+    }
+}
+
+/// Options every subcommand takes.
+#[derive(Clone, Debug, clap::Args)]
+pub struct Global {
+    /// Machine-readable output: one JSON object on stdout.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// The Python whose jax/jaxlib to use (default: $HLO_DIFF_PYTHON, else the project's .venv).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub python: Option<PathBuf>,
+}
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "hlo-diff",
+    version,
+    args_override_self = true,
+    about = "Differential testing of the XLA compiler: generate, run, compare, minimize, bisect"
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run one module on several backends (default interp,xla-cpu) and print the verdict.
+    Run(run::Args),
+    /// A differential campaign: generate, run, compare, store findings, report.
+    Fuzz(fuzz::Args),
+    /// Parse, verify and round-trip HLO text files (directories: recursively, by XLA's dump grammar).
+    Check(check::Args),
+    /// Explain an XLA dump directory: modules, files by kind, stages, pass timelines.
+    Dump(dump::Args),
+    /// Write generated modules, one per file.
+    Gen(gen::Args),
+    /// Opcode histogram over generated modules.
+    Coverage(gen::CoverageArgs),
+    /// Minimize a finding (a finding directory, or FILE with --inputs) into a repro directory.
+    Minimize(minimize::Args),
+    /// Name the XLA pass that changed a module's result (as `repro-bisect`).
+    Bisect(bisect::Args),
+    /// Triage a bug report (a dump directory or an HLO file): run, minimize, bisect, report.
+    Triage(triage::Args),
+    /// Test stored findings again, as a campaign would, with the current build and jaxlib.
+    Recheck(recheck::Args),
+}
+
+/// Runs a parsed command line.
+pub fn run(cli: Cli) -> Result<Exit, Failure> {
+    match cli.command {
+        Command::Run(a) => run::run(a, &cli.global),
+        Command::Fuzz(a) => fuzz::run(a, &cli.global),
+        Command::Check(a) => check::run(a, &cli.global),
+        Command::Dump(a) => dump::run(a, &cli.global),
+        Command::Gen(a) => gen::run(a, &cli.global),
+        Command::Coverage(a) => gen::coverage(a, &cli.global),
+        Command::Minimize(a) => minimize::run(a, &cli.global),
+        Command::Bisect(a) => bisect::run(a, &cli.global),
+        Command::Triage(a) => triage::run(a, &cli.global),
+        Command::Recheck(a) => recheck::run(a, &cli.global),
+    }
+}
+
+/// Prints a JSON value on stdout (the `--json` contract: one object).
+pub fn print_json(value: &serde_json::Value) {
+    println!(
+        "{}",
+        serde_json::to_string_pretty(value).unwrap_or_else(|_| "{}".into())
+    );
+}
+
+/// Turns a command's result into the process exit code, printing a failure's message.
+pub fn finish(result: Result<Exit, Failure>) -> std::process::ExitCode {
+    match result {
+        Ok(exit) => std::process::ExitCode::from(exit as u8),
+        Err(f) => {
+            eprintln!("error: {}", f.message);
+            std::process::ExitCode::from(f.exit as u8)
+        }
+    }
+}

@@ -1,0 +1,181 @@
+//! `hlo-diff recheck DIR...`: tests stored findings again, each exactly as a campaign tests a
+//! program (same comparator, classifier, rerun and voter), with the current build and the current
+//! jaxlib. Answers "which of these still reproduce, and how are they labelled now?" after an
+//! oracle fix or an XLA upgrade. DIR is a finding directory or a campaign's output directory
+//! (its `findings/` are all rechecked). Nothing is written.
+
+use super::input::{load_inputs, load_module};
+use super::{print_json, Exit, Failure, Global};
+use judge::classify::Verdict;
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use tools::campaign::{campaign_timeouts, Engines, Program, Tester};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Finding directories, or campaign output directories (their `findings/`).
+    #[arg(required = true)]
+    pub targets: Vec<PathBuf>,
+    /// Backends, as for `fuzz`.
+    #[arg(long, default_value = "interp,xla-cpu")]
+    pub backends: String,
+    /// An XLA DebugOptions field for every compile, `name=value` (repeatable).
+    #[arg(long = "xla-option", value_name = "NAME=VALUE")]
+    pub xla_option: Vec<String>,
+    /// Parallel jobs (one XLA worker each); default: the number of cores.
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Do not ask stablehlo-ref to vote on mismatches.
+    #[arg(long)]
+    pub no_voter: bool,
+}
+
+/// The finding directories named by `targets`, sorted, each once.
+fn finding_dirs(targets: &[PathBuf]) -> Result<Vec<PathBuf>, Failure> {
+    let mut dirs = Vec::new();
+    for t in targets {
+        if t.join("module.hlo").is_file() {
+            dirs.push(t.clone());
+            continue;
+        }
+        let root = if t.join("findings").is_dir() {
+            t.join("findings")
+        } else {
+            t.clone()
+        };
+        let rd = std::fs::read_dir(&root).map_err(|e| {
+            Failure::bad_input(format!(
+                "{}: not a finding or campaign directory: {e}",
+                t.display()
+            ))
+        })?;
+        let before = dirs.len();
+        for e in rd.flatten() {
+            if e.path().join("module.hlo").is_file() {
+                dirs.push(e.path());
+            }
+        }
+        if dirs.len() == before {
+            return Err(Failure::bad_input(format!(
+                "{}: no finding directories (with module.hlo) in it",
+                t.display()
+            )));
+        }
+    }
+    dirs.sort();
+    dirs.dedup();
+    Ok(dirs)
+}
+
+/// The label a finding was stored with (`finding.json`), if it says.
+fn stored_label(dir: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(dir.join("finding.json")).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let sig = v.get("signature")?;
+    let kind = sig.get("kind")?.as_str()?.to_string();
+    Some(match sig.get("label").and_then(|l| l.as_str()) {
+        Some(l) => format!("{kind}/{l}"),
+        None => kind,
+    })
+}
+
+fn verdict_name(v: &Verdict) -> String {
+    match (v.is_bug(), v.label) {
+        (true, Some(l)) => format!("{}/{}", v.kind.name(), l.name()),
+        _ => v.kind.name().to_string(),
+    }
+}
+
+pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
+    let dirs = finding_dirs(&args.targets)?;
+    let xla_options = super::input::parse_xla_options(&args.xla_option)?;
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        })
+        .clamp(1, dirs.len().max(1));
+    // Load everything first: bad input is reported before any XLA work.
+    let mut cases = Vec::with_capacity(dirs.len());
+    for d in &dirs {
+        let (_, module) = load_module(&d.join("module.hlo"))?;
+        let inputs = load_inputs(&module, Some(&d.join("inputs.lit")), 0)?;
+        cases.push((d.clone(), module, inputs));
+    }
+    let names: Vec<String> = args
+        .backends
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
+    let engines = Engines::new(&names, jobs, global.python.clone(), !args.no_voter)
+        .map_err(|e| Failure::bad_input(e.to_string()))?;
+    engines
+        .check_available()
+        .map_err(|e| Failure::infrastructure(e.to_string()))?;
+    let tester = Tester::new(&engines, None, &xla_options, campaign_timeouts());
+
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<(String, Verdict)>>> = Mutex::new(vec![None; cases.len()]);
+    std::thread::scope(|s| {
+        for _ in 0..jobs {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some((dir, module, inputs)) = cases.get(i) else {
+                    break;
+                };
+                let p = Program {
+                    seed: 0,
+                    module: module.clone(),
+                    inputs: inputs.clone(),
+                };
+                let report = tester.test_programs(0, std::slice::from_ref(&p));
+                let v = report
+                    .into_iter()
+                    .next()
+                    .map(|r| r.verdict)
+                    .expect("one program gives one report");
+                let was = stored_label(dir).unwrap_or_else(|| "?".into());
+                if !global.json {
+                    println!(
+                        "{}: was {was}, now {}: {}",
+                        dir.display(),
+                        verdict_name(&v),
+                        v.message
+                    );
+                }
+                results.lock().unwrap()[i] = Some((was, v));
+            });
+        }
+    });
+    let results = results.into_inner().unwrap();
+    let mut still = 0usize;
+    let mut tally: std::collections::BTreeMap<String, usize> = Default::default();
+    let mut rows = Vec::new();
+    for ((dir, _, _), r) in cases.iter().zip(results) {
+        let (was, v) = r.expect("every case was tested");
+        let now = verdict_name(&v);
+        if v.is_bug() {
+            still += 1;
+        }
+        *tally.entry(now.clone()).or_insert(0) += 1;
+        rows.push(json!({"finding": dir, "was": was, "now": now, "verdict": v}));
+    }
+    if global.json {
+        print_json(&json!({"findings": rows, "tally": tally, "still_bugs": still}));
+    } else {
+        println!("\n{} findings rechecked; now:", cases.len());
+        for (k, n) in &tally {
+            println!("  {n:5}  {k}");
+        }
+    }
+    Ok(if still > 0 {
+        Exit::BugFound
+    } else {
+        Exit::Clean
+    })
+}

@@ -1,0 +1,357 @@
+//! `hlo-diff run FILE`: run one module on several backends and print the verdict.
+//!
+//! The file is parsed with our parser for the oracle; XLA gets the original text verbatim.
+//! Inputs come from `--inputs` (hlo-diff's literal file format, see [`findings::store`]) or are
+//! generated from the parameter shapes with `--seed`. Exit 1 on a bug verdict.
+
+use super::input::{load_inputs_with, load_module, parse_xla_options};
+use super::{print_json, Exit, Failure, Global};
+use engine::backend::{Backend, Outcome, RunOptions, StageTimeouts};
+use engine::interp_backend::InterpBackend;
+use engine::worker::{WorkerBackend, WorkerConfig};
+use hlo::{ArrayLiteral, Literal};
+use judge::classify::{Verdict, VerdictKind, ORACLE, VOTER};
+use judge::compare::{scalar_text, Tolerance};
+use judge::{Judge, Policy, Trial};
+use serde_json::{json, Value};
+use std::path::PathBuf;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The HLO module text file.
+    pub file: PathBuf,
+    /// Comma-separated backends: interp, xla-cpu, xla-gpu, stablehlo-ref.
+    #[arg(long, default_value = "interp,xla-cpu", value_delimiter = ',')]
+    pub backends: Vec<String>,
+    /// Inputs in hlo-diff's literal file format (e.g. a finding's `inputs.lit`).
+    #[arg(long, value_name = "FILE")]
+    pub inputs: Option<PathBuf>,
+    /// Seed of the generated inputs (when no --inputs is given).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Percent of generated input elements that are boundary values (NaN, inf, -0, denormals,
+    /// min, max). 0, the default, gives plain values as XLA's run_hlo_module does; campaigns
+    /// use the generator's rate.
+    #[arg(long, default_value_t = 0, value_name = "PERCENT")]
+    pub special_values: u32,
+    /// An XLA DebugOptions field for this compile, `name=value` (repeatable).
+    #[arg(long = "xla-option", value_name = "NAME=VALUE")]
+    pub xla_option: Vec<String>,
+    /// Values to print per output.
+    #[arg(long, default_value_t = 6)]
+    pub show: usize,
+    /// Run the module N more times on each XLA backend, each in a fresh worker process with a
+    /// fresh compile, and count the runs that disagree with the oracle or with the first run
+    /// (some XLA bugs show in only a few percent of processes).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub repeat: usize,
+}
+
+fn checksum(a: &ArrayLiteral) -> String {
+    let h = a.data.iter().fold(0xcbf29ce484222325u64, |h, b| {
+        (h ^ *b as u64).wrapping_mul(0x100000001b3)
+    });
+    format!("{h:016x}")
+}
+
+fn shape_text(a: &ArrayLiteral) -> String {
+    format!(
+        "{}[{}]",
+        a.ty,
+        a.dims
+            .iter()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    )
+}
+
+fn output_json(a: &ArrayLiteral, show: usize) -> Value {
+    let n = a.len().min(show);
+    json!({
+        "shape": shape_text(a),
+        "values": (0..n).map(|i| scalar_text(a.get(i))).collect::<Vec<_>>(),
+        "elements": a.len(),
+        "checksum": checksum(a),
+    })
+}
+
+fn outcome_json(o: &Outcome, show: usize) -> Value {
+    match o {
+        Outcome::Ok(r) => json!({
+            "outcome": "ok",
+            "timings": r.timings,
+            "outputs": r.outputs.iter().flat_map(|l| l.leaves()).map(|a| output_json(a, show)).collect::<Vec<_>>(),
+        }),
+        other => serde_json::to_value(other).unwrap_or(Value::Null),
+    }
+}
+
+fn print_outcome(name: &str, o: &Outcome, show: usize) {
+    match o {
+        Outcome::Ok(r) => {
+            let t = &r.timings;
+            println!(
+                "{name}: ok (parse {:.1} ms, convert {:.1} ms, compile {:.1} ms, execute {:.1} ms)",
+                t.parse_ms, t.convert_ms, t.compile_ms, t.execute_ms
+            );
+            for (i, a) in r.outputs.iter().flat_map(|l| l.leaves()).enumerate() {
+                let n = a.len().min(show);
+                let vals: Vec<String> = (0..n).map(|k| scalar_text(a.get(k))).collect();
+                println!(
+                    "  output {i}: {} [{}{}] checksum {}",
+                    shape_text(a),
+                    vals.join(", "),
+                    if a.len() > n { ", ..." } else { "" },
+                    checksum(a)
+                );
+            }
+        }
+        other => println!("{name}: {other}"),
+    }
+}
+
+/// What `--repeat N` saw on one backend.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct Repeats {
+    pub backend: String,
+    pub runs: usize,
+    /// Runs whose verdict against the oracle was not a match.
+    pub disagree_with_oracle: usize,
+    /// Runs whose outputs were not bitwise the first run's (or whose outcome kind differed).
+    pub differ_from_first: usize,
+    /// Outcome kinds of the runs (`ok`, `crash`, ...), counted.
+    pub outcomes: std::collections::BTreeMap<String, usize>,
+}
+
+/// Runs `text` `n` times on fresh processes of the backend `name` and judges each run.
+#[allow(clippy::too_many_arguments)]
+fn repeat_runs(
+    name: &str,
+    n: usize,
+    global: &Global,
+    module: &hlo::Module,
+    text: &str,
+    inputs: &[Literal],
+    oracle: &Outcome,
+    first: &Outcome,
+    opts: &RunOptions,
+    tol: &Tolerance,
+) -> Repeats {
+    let mut rep = Repeats {
+        backend: name.to_string(),
+        runs: n,
+        ..Repeats::default()
+    };
+    for _ in 0..n {
+        let cfg = WorkerConfig::new(engine::worker::Platform::Cpu)
+            .with_python(global.python.clone())
+            .with_workers(1);
+        // A new backend is a new worker process: nothing compiled or cached survives.
+        let Some(b) = WorkerBackend::by_name(name, cfg) else {
+            break;
+        };
+        let o = b.run(
+            text,
+            inputs,
+            &RunOptions {
+                fresh_compile: true,
+                ..opts.clone()
+            },
+        );
+        *rep.outcomes.entry(o.kind().to_string()).or_insert(0) += 1;
+        let same = match (first, &o) {
+            (Outcome::Ok(a), Outcome::Ok(b)) => a.outputs == b.outputs,
+            (a, b) => a.kind() == b.kind(),
+        };
+        rep.differ_from_first += usize::from(!same);
+        let outcomes = vec![(ORACLE.to_string(), oracle.clone()), (name.to_string(), o)];
+        let v = Judge::offline()
+            .judge(&Trial {
+                module,
+                text: Some(text),
+                inputs,
+                outcomes: &outcomes,
+                reruns: &[],
+                tolerance: tol,
+            })
+            .verdict;
+        rep.disagree_with_oracle += usize::from(v.kind != VerdictKind::Match);
+    }
+    rep
+}
+
+pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
+    let (text, module) = load_module(&args.file)?;
+    let xla_options = parse_xla_options(&args.xla_option)?;
+    let inputs = load_inputs_with(
+        &module,
+        args.inputs.as_deref(),
+        args.seed,
+        &generators::Config {
+            special_value_percent: args.special_values.min(100),
+            ..generators::Config::default()
+        },
+    )?;
+    let opts = RunOptions {
+        timeouts: StageTimeouts::default(),
+        env_option_overrides: xla_options,
+        return_before_optimizations_hlo: false,
+        ..RunOptions::default()
+    };
+    let mut workers: Vec<WorkerBackend> = Vec::new();
+    for name in &args.backends {
+        if name == ORACLE {
+            continue;
+        }
+        let cfg = WorkerConfig::new(engine::worker::Platform::Cpu)
+            .with_python(global.python.clone())
+            .with_workers(1);
+        let b = match (
+            name.as_str(),
+            workers.iter().find(|w| w.name() == "xla-cpu"),
+        ) {
+            ("stablehlo-ref", Some(cpu)) => Some(WorkerBackend::stablehlo_ref_on(cpu)),
+            _ => WorkerBackend::by_name(name, cfg),
+        };
+        match b {
+            Some(b) => workers.push(b),
+            None => {
+                return Err(Failure::bad_input(format!(
+                    "unknown backend `{name}` (known: interp, xla-cpu, xla-gpu, stablehlo-ref)"
+                )))
+            }
+        }
+    }
+    let tol = Tolerance::for_module(&module);
+    let oracle = InterpBackend::new();
+    let mut outcomes: Vec<(String, Outcome)> = Vec::new();
+    for name in &args.backends {
+        let o = if name == ORACLE {
+            oracle.run_module(&module, &inputs)
+        } else {
+            let b = workers
+                .iter()
+                .find(|w| w.name() == name)
+                .expect("built above");
+            b.run(&text, &inputs, &opts)
+        };
+        if let Outcome::Unavailable { why } = &o {
+            return Err(Failure::infrastructure(format!("{name}: {why}")));
+        }
+        if let Outcome::HarnessError { message, .. } = &o {
+            return Err(Failure::bad_input(format!("{name}: {message}")));
+        }
+        outcomes.push((name.clone(), o));
+    }
+    // The voter: the listed one, else stablehlo-ref on the CPU worker.
+    let implicit_voter = workers
+        .iter()
+        .find(|w| w.name() == "xla-cpu")
+        .map(WorkerBackend::stablehlo_ref_on);
+    let judge = Judge {
+        oracle: oracle.clone(),
+        xla: workers
+            .iter()
+            .filter(|w| w.name() != VOTER)
+            .map(|w| w as &dyn Backend)
+            .collect(),
+        voter: implicit_voter.as_ref().map(|v| v as &dyn Backend),
+        opts: opts.clone(),
+        policy: Policy::FULL,
+    };
+    let judgement = judge.judge(&Trial {
+        module: &module,
+        text: Some(&text),
+        inputs: &inputs,
+        outcomes: &outcomes,
+        reruns: &[],
+        tolerance: &tol,
+    });
+    let mut verdict: Verdict = judgement.verdict;
+    let mut extra: Vec<(String, Outcome)> = Vec::new();
+    if let Some(v) = judgement.voter {
+        extra.push((format!("{VOTER} (voter)"), v));
+    }
+    let mut repeats = Vec::new();
+    if args.repeat > 0 {
+        let oracle_outcome = outcomes.iter().find(|(n, _)| n == ORACLE).map(|(_, o)| o);
+        for (name, first) in outcomes.iter().filter(|(n, _)| n != ORACLE && n != VOTER) {
+            let Some(oracle_outcome) = oracle_outcome else {
+                break;
+            };
+            repeats.push(repeat_runs(
+                name,
+                args.repeat,
+                global,
+                &module,
+                &text,
+                &inputs,
+                oracle_outcome,
+                first,
+                &opts,
+                &tol,
+            ));
+        }
+        // A first run that agreed does not clear runs that did not.
+        if let Some(r) = repeats
+            .iter()
+            .find(|r| r.disagree_with_oracle > 0 || r.differ_from_first > 0)
+        {
+            if !verdict.is_bug() {
+                verdict.kind = VerdictKind::Nondeterministic;
+                verdict.backend = Some(r.backend.clone());
+                verdict.label = Some(judge::Label::Xla);
+                verdict.explained = None;
+                verdict.message = format!(
+                    "{} of {} fresh processes disagreed with the oracle, {} differed from the \
+                     first run",
+                    r.disagree_with_oracle, r.runs, r.differ_from_first
+                );
+            }
+        }
+    }
+    let exit = if verdict.is_bug() {
+        Exit::BugFound
+    } else {
+        Exit::Clean
+    };
+    if global.json {
+        let mut backends = serde_json::Map::new();
+        for (n, o) in outcomes.iter().chain(extra.iter()) {
+            backends.insert(n.clone(), outcome_json(o, args.show));
+        }
+        print_json(&json!({
+            "file": args.file,
+            "verdict": verdict.kind.name(),
+            "label": verdict.label.map(|l| l.name()),
+            "details": verdict,
+            "explained": verdict.explained,
+            "repeat": repeats,
+            "backends": backends,
+        }));
+    } else {
+        for (n, o) in outcomes.iter().chain(extra.iter()) {
+            print_outcome(n, o, args.show);
+        }
+        println!("verdict: {}", verdict.short());
+        if let Some(e) = &verdict.explained {
+            println!(
+                "  explained ({}): {}\n  the difference it excused: max abs {:.3e}, max rel {:.3e}, max {} ulps on output(s) {:?}",
+                e.choice, e.what, e.max_abs_err, e.max_rel_err, e.max_ulps, e.outputs
+            );
+        }
+        for r in &repeats {
+            println!(
+                "repeat on {}: {} fresh processes, {} disagreed with the oracle, {} differed from the first run ({:?})",
+                r.backend, r.runs, r.disagree_with_oracle, r.differ_from_first, r.outcomes
+            );
+        }
+        if let Some(c) = verdict.comparison.as_ref().filter(|c| !c.is_match()) {
+            print!("{}", c.summary());
+        } else if verdict.kind != VerdictKind::Match {
+            println!("  {}", verdict.message);
+        }
+    }
+    Ok(exit)
+}

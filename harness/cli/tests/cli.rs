@@ -1,0 +1,193 @@
+//! The command-line contract (ARCHITECTURE-BRIEF): exit codes 0/1/2/3, `--json` output with the
+//! documented keys, errors naming file:line:col, deterministic `gen`.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn hlo_diff() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_hlo-diff"))
+}
+
+fn repo() -> PathBuf {
+    test_support::repo_root()
+}
+
+fn run(cmd: &mut Command) -> (i32, String, String) {
+    let Output {
+        status,
+        stdout,
+        stderr,
+    } = cmd.output().expect("hlo-diff runs");
+    (
+        status.code().expect("exited, not killed"),
+        String::from_utf8_lossy(&stdout).into_owned(),
+        String::from_utf8_lossy(&stderr).into_owned(),
+    )
+}
+
+fn json(stdout: &str) -> serde_json::Value {
+    serde_json::from_str(stdout).unwrap_or_else(|e| panic!("not one JSON object ({e}):\n{stdout}"))
+}
+
+#[test]
+fn check_names_file_line_and_column_of_a_parse_error_and_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.hlo");
+    std::fs::write(
+        &bad,
+        "HloModule m\n\nENTRY e {\n  p = f32[4] parameter(0)\n  ROOT n = f32[4] frobnicate(p)\n}\n",
+    )
+    .unwrap();
+    let (code, stdout, stderr) = run(hlo_diff().arg("check").arg(&bad));
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    let expected = format!("{}:5:", bad.display());
+    assert!(stderr.contains(&expected), "no {expected} in:\n{stderr}");
+    assert!(stderr.contains("frobnicate"), "{stderr}");
+}
+
+#[test]
+fn check_rejects_binary_junk_and_truncated_text_with_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let junk = dir.path().join("junk.hlo");
+    std::fs::write(&junk, [0x7fu8, b'E', b'L', b'F', 0, 0xff, 0xfe, 3, 1]).unwrap();
+    let cut = dir.path().join("cut.hlo");
+    std::fs::write(
+        &cut,
+        "HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  ROOT n = f32[4] neg",
+    )
+    .unwrap();
+    let (code, _, stderr) = run(hlo_diff().arg("check").arg(&junk).arg(&cut));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("junk.hlo:1:"), "{stderr}");
+    assert!(stderr.contains("cut.hlo:4:"), "{stderr}");
+}
+
+#[test]
+fn check_passes_a_corpus_dump_directory_and_reports_json_counts() {
+    let (code, stdout, stderr) = run(hlo_diff()
+        .args(["check", "--json"])
+        .arg(repo().join("corpora/jax/passes_narrow")));
+    assert_eq!(code, 0, "{stderr}");
+    let v = json(&stdout);
+    assert!(v["files"].as_u64().unwrap() > 40, "{v}");
+    assert_eq!(v["failed"], 0, "{v}");
+    assert_eq!(v["ok"], v["files"]);
+}
+
+#[test]
+fn dump_explains_a_capped_dump_and_a_missing_directory_exits_2() {
+    let (code, stdout, _) = run(hlo_diff()
+        .args(["dump", "--json"])
+        .arg(repo().join("corpora/jax/capped")));
+    assert_eq!(code, 0);
+    let v = json(&stdout);
+    let notes = v["notes"].as_array().unwrap();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.as_str().unwrap().starts_with("truncated")),
+        "{notes:?}"
+    );
+    let (code, _, stderr) = run(hlo_diff().args(["dump", "/nonexistent/dump/dir"]));
+    assert_eq!(code, 2);
+    assert!(stderr.contains("/nonexistent/dump/dir"), "{stderr}");
+}
+
+#[test]
+fn gen_is_deterministic_byte_for_byte() {
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    for d in [&a, &b] {
+        let (code, _, stderr) = run(hlo_diff()
+            .args(["gen", "--seed", "41", "--count", "3", "--out"])
+            .arg(d.path()));
+        assert_eq!(code, 0, "{stderr}");
+    }
+    for seed in 41..44 {
+        let name = format!("gen_{seed}.hlo");
+        let x = std::fs::read(a.path().join(&name)).unwrap();
+        let y = std::fs::read(b.path().join(&name)).unwrap();
+        assert!(!x.is_empty());
+        assert_eq!(x, y, "{name} differs between two runs");
+    }
+}
+
+#[test]
+fn run_without_python_exits_3_naming_the_install_command() {
+    let (code, stdout, stderr) = run(hlo_diff()
+        .args([
+            "run",
+            "--backends",
+            "interp,xla-cpu",
+            "--python",
+            "/nonexistent/bin/python",
+        ])
+        .arg(repo().join("corpora/regressions/ok_negate.hlo")));
+    assert_eq!(code, 3, "{stdout}{stderr}");
+    assert!(
+        stderr.contains("pip install") || stdout.contains("pip install"),
+        "{stdout}{stderr}"
+    );
+}
+
+#[test]
+fn run_reports_a_match_verdict_as_json_for_a_simple_module() {
+    if std::env::var("HLO_DIFF_SKIP_XLA").as_deref() == Ok("1") {
+        return;
+    }
+    let (code, stdout, stderr) = run(hlo_diff()
+        .args(["run", "--json", "--backends", "interp,xla-cpu"])
+        .arg(repo().join("corpora/regressions/ok_negate.hlo")));
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert_eq!(json(&stdout)["verdict"], "match", "{stdout}");
+}
+
+/// `recheck` tests a stored finding again as a campaign would and says what it was and what it
+/// is now: a finding once labelled `oracle` whose XLA bug the labeller now recognizes (a reduce
+/// over no dimensions, which XLA replaces by its operand) reads `was mismatch/oracle, now
+/// mismatch/xla`, exit 1. A directory without findings is bad input (exit 2).
+#[test]
+fn recheck_reports_the_stored_and_the_current_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, _, err) = run(hlo_diff().arg("recheck").arg(dir.path()));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("no finding directories"), "{err}");
+    if std::env::var("HLO_DIFF_SKIP_XLA").as_deref() == Ok("1") {
+        eprintln!("HLO_DIFF_SKIP_XLA=1: skipping the XLA part");
+        return;
+    }
+    let f = dir
+        .path()
+        .join("findings")
+        .join("mismatch-xla-cpu-0000000000000000");
+    std::fs::create_dir_all(&f).unwrap();
+    std::fs::copy(
+        repo().join("corpora/regressions/xla_miscompile_reduce_no_dimensions.hlo"),
+        f.join("module.hlo"),
+    )
+    .unwrap();
+    let x = hlo::Literal::Array(
+        hlo::ArrayLiteral::from_bytes(
+            hlo::PrimitiveType::F32,
+            vec![4],
+            [1.0f32, 2.0, -3.0, 0.5]
+                .iter()
+                .flat_map(|v| v.to_le_bytes())
+                .collect(),
+        )
+        .unwrap(),
+    );
+    findings::store::write_literals(&f.join("inputs.lit"), &[x]).unwrap();
+    std::fs::write(
+        f.join("finding.json"),
+        r#"{"signature": {"kind": "mismatch", "backend": "xla-cpu", "label": "oracle", "detail": "f32 ops=reduce"}}"#,
+    )
+    .unwrap();
+    let (code, out, err) = run(hlo_diff().arg("recheck").arg(dir.path()).arg("--jobs=1"));
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("was mismatch/oracle, now mismatch/xla"),
+        "{out}{err}"
+    );
+    assert!(out.contains("1 findings rechecked"), "{out}");
+}

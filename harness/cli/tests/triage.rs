@@ -1,0 +1,262 @@
+//! The `minimize`, `bisect` and `triage` subcommands and the `repro-bisect` binary, end to end
+//! on real XLA:CPU: exit codes, `--json`, the files they write.
+//!
+//! The XLA tests need the project's Python (`.venv` with jax/jaxlib): without it they fail,
+//! unless `HLO_DIFF_SKIP_XLA=1` says to skip them.
+
+#[path = "../../tools/tests/common/mod.rs"]
+mod common;
+use common::*;
+
+use hlo::{ArrayLiteral, Literal, PrimitiveType};
+use std::path::Path;
+use std::process::{Command, Output};
+
+const LOG_EXP_VEC: &str = r#"HloModule log_exp
+
+ENTRY main {
+  x = f32[3] parameter(0)
+  one = f32[] constant(1)
+  ones = f32[3] broadcast(one), dimensions={}
+  y = f32[3] multiply(x, ones)
+  e = f32[3] exponential(y)
+  l = f32[3] log(e)
+  n = f32[3] negate(x)
+  ROOT t = (f32[3], f32[3]) tuple(l, n)
+}
+"#;
+
+fn hlo_diff(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hlo-diff"))
+        .args(args)
+        .output()
+        .expect("hlo-diff runs")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Writes the module and `x = {100, 1, -3}` as text inputs; returns (module, inputs) paths.
+fn write_case(dir: &Path) -> (String, String) {
+    let m = dir.join("log_exp.hlo");
+    std::fs::write(&m, LOG_EXP_VEC).unwrap();
+    let ins = dir.join("inputs.txt");
+    std::fs::write(&ins, "f32[3]\t{100, 1, -3}\n").unwrap();
+    (m.display().to_string(), ins.display().to_string())
+}
+
+#[test]
+fn repro_bisect_names_algsimp_and_exits_1() {
+    if !need_xla() {
+        return;
+    }
+    assert_xla_rewrites_log_exp();
+    let d = tempfile::tempdir().unwrap();
+    let (m, ins) = write_case(d.path());
+    let o = Command::new(env!("CARGO_BIN_EXE_repro-bisect"))
+        .args([&m, "--inputs", &ins, "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["culprit"]["pass"], "algsimp", "{}", text(&o));
+    assert_eq!(v["disabled_check"]["xla_matches_oracle"], true);
+    assert_eq!(v["bug"], true);
+    // The same through `hlo-diff bisect`, as text.
+    let o = hlo_diff(&["bisect", &m, "--inputs", &ins]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("after pass `algsimp`"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn minimize_writes_a_repro_directory() {
+    if !need_xla() {
+        return;
+    }
+    assert_xla_rewrites_log_exp();
+    let d = tempfile::tempdir().unwrap();
+    let (m, ins) = write_case(d.path());
+    let out = d.path().join("repro");
+    let o = hlo_diff(&[
+        "minimize",
+        &m,
+        "--inputs",
+        &ins,
+        "--out",
+        out.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["verdict"], "mismatch");
+    let before = v["instructions_before"].as_u64().unwrap();
+    let after = v["instructions_after"].as_u64().unwrap();
+    assert_eq!(before, 8);
+    assert!(after <= 3, "{}", text(&o));
+    for f in [
+        "module_0000.log_exp.before_optimizations.txt",
+        "inputs.lit",
+        "inputs.txt",
+        "inputs.pbtxt",
+        "repro.sh",
+        "README.md",
+    ] {
+        assert!(out.join(f).is_file(), "{f} missing");
+    }
+    // The repro directory's own module and inputs still show the bug through `hlo-diff run`.
+    let o = hlo_diff(&[
+        "run",
+        out.join("module_0000.log_exp.before_optimizations.txt")
+            .to_str()
+            .unwrap(),
+        "--inputs",
+        out.join("inputs.lit").to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["verdict"], "mismatch", "{}", text(&o));
+}
+
+/// A finding directory as the store writes it (module.hlo + inputs.lit) is accepted.
+#[test]
+fn minimize_takes_a_finding_directory() {
+    if !need_xla() {
+        return;
+    }
+    assert_xla_rewrites_log_exp();
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("mismatch-xla-cpu-0123");
+    std::fs::create_dir_all(&f).unwrap();
+    std::fs::write(f.join("module.hlo"), LOG_EXP_VEC).unwrap();
+    let x = Literal::Array(
+        ArrayLiteral::from_bytes(
+            PrimitiveType::F32,
+            vec![3],
+            [100f32, 1.0, -3.0]
+                .iter()
+                .flat_map(|v| v.to_le_bytes())
+                .collect(),
+        )
+        .unwrap(),
+    );
+    findings::store::write_literals(&f.join("inputs.lit"), &[x]).unwrap();
+    let o = hlo_diff(&["minimize", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(d
+        .path()
+        .join("mismatch-xla-cpu-0123.repro/README.md")
+        .is_file());
+}
+
+/// Triage of a real XLA dump directory (as a bug report would attach): the module's
+/// before_optimizations is found, run, minimized, bisected and written up.
+#[test]
+fn triage_of_a_dump_directory_reports_the_culprit() {
+    if !need_xla() {
+        return;
+    }
+    assert_xla_rewrites_log_exp();
+    let d = tempfile::tempdir().unwrap();
+    let (m, ins) = write_case(d.path());
+    // Make the dump the way a user would: compile once with xla_dump_to.
+    let dump = d.path().join("dump");
+    let o = hlo_diff(&[
+        "bisect",
+        &m,
+        "--inputs",
+        &ins,
+        "--dump-dir",
+        dump.to_str().unwrap(),
+        "--no-confirm",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let out = d.path().join("triage");
+    let o = hlo_diff(&[
+        "triage",
+        dump.to_str().unwrap(),
+        "--inputs",
+        &ins,
+        "--out",
+        out.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let first = &v["modules"][0];
+    assert_eq!(first["bug"], true, "{}", text(&o));
+    assert_eq!(first["culprit"], "algsimp", "{}", text(&o));
+    let report = std::fs::read_to_string(first["report"].as_str().unwrap()).unwrap();
+    for needle in [
+        "## Summary",
+        "## Reproduce",
+        "## Expected vs actual",
+        "## Culprit pass",
+        "algsimp",
+        "jaxlib",
+        "run_hlo_module",
+    ] {
+        assert!(report.contains(needle), "report lacks {needle}:\n{report}");
+    }
+}
+
+#[test]
+fn triage_of_a_clean_module_exits_0() {
+    if !need_xla() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let m = d.path().join("ok.hlo");
+    std::fs::write(
+        &m,
+        "HloModule ok\n\nENTRY main {\n  x = f32[2] parameter(0)\n  ROOT n = f32[2] negate(x)\n}\n",
+    )
+    .unwrap();
+    let o = hlo_diff(&[
+        "triage",
+        m.to_str().unwrap(),
+        "--out",
+        d.path().join("t").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
+
+#[test]
+fn bad_input_exits_2_with_a_position() {
+    let d = tempfile::tempdir().unwrap();
+    let m = d.path().join("bad.hlo");
+    std::fs::write(&m, "HloModule bad\n\nENTRY main {\n  x = f32[2] parameter(0)\n  ROOT n = f32[2] frobnicate(x)\n}\n").unwrap();
+    for cmd in ["minimize", "bisect", "triage"] {
+        let o = hlo_diff(&[cmd, m.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{cmd}: {}", text(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("bad.hlo:5:"), "{cmd}: {err}");
+    }
+    let o = hlo_diff(&["minimize", d.path().join("missing.hlo").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+}
+
+#[test]
+fn missing_python_exits_3() {
+    let d = tempfile::tempdir().unwrap();
+    let (m, ins) = write_case(d.path());
+    let o = hlo_diff(&[
+        "--python",
+        "/nonexistent/python3",
+        "bisect",
+        &m,
+        "--inputs",
+        &ins,
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+}

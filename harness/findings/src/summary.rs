@@ -1,0 +1,42 @@
+//! What a campaign did: the input of the reports.
+
+use crate::store::CampaignStats;
+use serde::Serialize;
+use std::path::PathBuf;
+
+/// One point of the throughput timeline.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Sample {
+    pub t_s: f64,
+    pub modules: u64,
+    pub programs: u64,
+    pub findings: u64,
+}
+
+/// What a campaign did: the input of the reports.
+#[derive(Clone, Debug, Serialize)]
+pub struct CampaignSummary {
+    pub seed: u64,
+    pub shard: (u64, u64),
+    pub backends: Vec<String>,
+    pub xla_options: Vec<(String, String)>,
+    pub pack: usize,
+    pub input_sets: usize,
+    pub jobs: usize,
+    /// Seconds of this invocation.
+    pub elapsed_s: f64,
+    /// Counters over the whole campaign (all invocations).
+    pub stats: CampaignStats,
+    /// Modules, programs and cases (program x input set) of this invocation.
+    pub modules_this_run: u64,
+    pub programs_this_run: u64,
+    pub cases_this_run: u64,
+    pub modules_per_s: f64,
+    pub programs_per_s: f64,
+    pub cases_per_s: f64,
+    pub timeline: Vec<Sample>,
+    /// Versions reported by the XLA worker.
+    pub xla_info: serde_json::Value,
+    pub out: PathBuf,
+    pub resumed: bool,
+}

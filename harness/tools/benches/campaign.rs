@@ -1,0 +1,165 @@
+//! Campaign throughput against the raw compile limit.
+//!
+//! - raw: the same generated programs (one per module, as a pack=1 campaign makes them) sent
+//!   straight to the XLA worker pool by `jobs` threads, no oracle, no comparison, no store:
+//!   the most modules/s XLA can compile and run here;
+//! - campaign pack=1: modules/s of a real campaign (oracle, comparison, store, state file),
+//!   one input set; target >= 90% of raw;
+//! - campaign pack=K: programs tested/s through packing, one input set; target >= 3x raw;
+//! - campaign pack=K with the default input sets (`DEFAULT_INPUT_SETS`): programs/s and
+//!   cases/s (program x input set) of the default configuration, the later sets running the
+//!   compiled module again;
+//! - floor: the same pool on the smallest modules (one `add` each): the fixed cost of one
+//!   XLA compile and run. Packing K programs saves K-1 of these fixed costs and nothing
+//!   else, so with t = 1/raw and f = 1/floor (seconds per module at full pool throughput)
+//!   no packed campaign can exceed K*t / (f + K*(t - f)) times raw, nor t / (t - f) for any
+//!   K. The bench prints that bound next to the measured ratio.
+//!
+//!     cargo bench -p tools --bench campaign   (HLO_DIFF_BENCH_MODULES=N, default 40;
+//!                                                HLO_DIFF_BENCH_PACK=K, default 8)
+
+use engine::backend::{Backend, RunOptions};
+use engine::worker::{Platform, WorkerBackend, WorkerConfig};
+use std::time::Instant;
+use tools::campaign::{
+    campaign_timeouts, programs_for, run_campaign, CampaignConfig, Stop, DEFAULT_INPUT_SETS,
+};
+
+fn env_usize(k: &str, d: usize) -> usize {
+    std::env::var(k)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(d)
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    let n = env_usize("HLO_DIFF_BENCH_MODULES", 40);
+    let pack = env_usize("HLO_DIFF_BENCH_PACK", 8);
+    let jobs = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    let seed = 2024;
+    let gen = generators::Config::default();
+
+    let b = WorkerBackend::xla_cpu(WorkerConfig::new(Platform::Cpu).with_workers(jobs));
+    let opts = RunOptions {
+        timeouts: campaign_timeouts(),
+        ..RunOptions::default()
+    };
+    // Modules/s of the pool alone over distinct modules (so no executable is reused), `jobs`
+    // threads feeding it.
+    let pool_rate = |runs: &[(String, Vec<hlo::Literal>)]| {
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let t = Instant::now();
+        std::thread::scope(|s| {
+            for _ in 0..jobs {
+                s.spawn(|| loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some((text, inputs)) = runs.get(i) else {
+                        return;
+                    };
+                    let _ = b.run(text, inputs, &opts);
+                });
+            }
+        });
+        runs.len() as f64 / t.elapsed().as_secs_f64()
+    };
+    let x = hlo::Literal::Array(
+        hlo::ArrayLiteral::zeros(hlo::PrimitiveType::F32, vec![8]).expect("f32[8] zeros"),
+    );
+    // One add per module, distinct constants: the fixed cost of a compile and run.
+    let tiny = |name: &str, i: usize| {
+        (
+            format!(
+                "HloModule {name}_{i}\n\nENTRY main {{\n  p = f32[8] parameter(0)\n  c = f32[] constant({i}.25)\n  b = f32[8] broadcast(c), dimensions={{}}\n  ROOT r = f32[8] add(p, b)\n}}\n"
+            ),
+            vec![x.clone()],
+        )
+    };
+    // Start every worker before timing (import jax costs about a second each).
+    pool_rate(&(0..jobs).map(|i| tiny("warm_up", i)).collect::<Vec<_>>());
+
+    // Raw: the generated programs, one per module.
+    let raw = pool_rate(
+        &(0..n as u64)
+            .map(|g| {
+                let p = programs_for(seed, g, 1, &gen).remove(0);
+                (hlo::print::module_to_string(&p.module), p.inputs)
+            })
+            .collect::<Vec<_>>(),
+    );
+    // Floor.
+    let floor = pool_rate(&(0..n).map(|i| tiny("floor", i)).collect::<Vec<_>>());
+    drop(b);
+
+    let campaign = |pack: usize, input_sets: usize, modules: u64| {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let cfg = CampaignConfig {
+            seed,
+            jobs,
+            pack,
+            input_sets,
+            out: dir.path().to_path_buf(),
+            stop: Stop {
+                time: None,
+                iterations: Some(modules),
+            },
+            progress: false,
+            ..CampaignConfig::default()
+        };
+        // The rates cover the campaign loop only (worker start-up is paid before it starts).
+        run_campaign(&cfg, None).expect("XLA must be available")
+    };
+    let c1 = campaign(1, 1, n as u64);
+    let show = |name: &str, c: &tools::campaign::CampaignSummary| {
+        let t = &c.stats.time;
+        let m = c.stats.modules.max(1) as f64;
+        println!(
+            "  {name}: per module ms: wall {:.0}, generate {:.1}, oracle {:.0}, xla wait {:.0} (compile {:.0}, execute {:.1}), confirm {:.0}; packed runs {}, of them reusing an executable {}",
+            t.wall_ms / m, t.generate_ms / m, t.oracle_ms / m, t.xla_wait_ms / m, t.xla_compile_ms / m, t.xla_execute_ms / m, t.confirm_ms / m, t.xla_packed_runs, t.xla_packed_cached
+        );
+    };
+    let ck = campaign(pack, 1, (n / 2).max(1) as u64);
+    let sets = DEFAULT_INPUT_SETS;
+    let cs = campaign(pack, sets, (n / 2).max(1) as u64);
+    println!("campaign bench: {n} generated modules, jobs {jobs}");
+    println!("  raw compile limit (pool only):  {raw:.2} modules/s");
+    println!(
+        "  campaign pack=1:                {:.2} modules/s  = {:.0}% of raw (target >= 90%)",
+        c1.modules_per_s,
+        100.0 * c1.modules_per_s / raw
+    );
+    println!(
+        "  campaign pack={pack}:                {:.2} modules/s, {:.2} programs/s = {:.2}x raw (target >= 3x)",
+        ck.modules_per_s,
+        ck.programs_per_s,
+        ck.programs_per_s / raw
+    );
+    // The most packing can give when only the fixed cost is shared (see the module doc).
+    let (tm, fm) = (1.0 / raw, 1.0 / floor);
+    let per_program = (tm - fm).max(f64::EPSILON);
+    let bound_k = pack as f64 * tm / (fm + pack as f64 * per_program);
+    println!(
+        "  floor (one-add modules, pool):  {floor:.2} modules/s: fixed cost {:.0} ms of a generated module's {:.0} ms",
+        1e3 * fm,
+        1e3 * tm
+    );
+    println!(
+        "  packing bound from that split:  {bound_k:.2}x raw at pack={pack}, {:.2}x at any pack",
+        tm / per_program
+    );
+    println!(
+        "  campaign pack={pack}, {sets} input sets: {:.2} modules/s, {:.2} programs/s = {:.2}x raw, {:.2} cases/s = {:.2}x raw",
+        cs.modules_per_s,
+        cs.programs_per_s,
+        cs.programs_per_s / raw,
+        cs.cases_per_s,
+        cs.cases_per_s / raw
+    );
+    show("pack=1", &c1);
+    show(&format!("pack={pack}"), &ck);
+    show(&format!("pack={pack}, {sets} input sets"), &cs);
+}

@@ -1,0 +1,109 @@
+//! The libFuzzer entry (`cargo fuzz run hlo_diff`).
+
+#[allow(unused_imports)]
+use super::*;
+#[allow(unused_imports)]
+use engine::backend::{Backend, Outcome, RunOptions, RunResult, StageTimeouts};
+#[allow(unused_imports)]
+use engine::engines::Engines;
+#[allow(unused_imports)]
+use findings::store::{CampaignState, CampaignStats, NewFinding, Recorded, Signature, Store};
+#[allow(unused_imports)]
+use findings::timings::ModuleTimings;
+#[allow(unused_imports)]
+use hlo::{Literal, Module};
+#[allow(unused_imports)]
+use judge::classify::{Label, Verdict, VerdictKind, ORACLE};
+#[allow(unused_imports)]
+use judge::compare::Tolerance;
+#[allow(unused_imports)]
+use serde_json::json;
+#[allow(unused_imports)]
+use std::collections::BTreeMap;
+#[allow(unused_imports)]
+use std::io::IsTerminal;
+#[allow(unused_imports)]
+use std::path::{Path, PathBuf};
+#[allow(unused_imports)]
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+#[allow(unused_imports)]
+use std::sync::{Arc, Mutex, OnceLock};
+#[allow(unused_imports)]
+use std::time::{Duration, Instant};
+
+struct FuzzGlobals {
+    engines: Engines,
+    store: Store,
+    generator: generators::Config,
+}
+
+fn fuzz_globals() -> &'static FuzzGlobals {
+    static G: OnceLock<FuzzGlobals> = OnceLock::new();
+    G.get_or_init(|| {
+        let out = std::env::var_os("HLO_DIFF_FUZZ_OUT")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("fuzz/findings"));
+        let engines = match Engines::new(&["interp".into(), "xla-cpu".into()], 1, None, true) {
+            Ok(e) => e,
+            Err(e) => {
+                eprintln!("hlo_diff: {e}");
+                std::process::exit(3);
+            }
+        };
+        if let Err(e) = engines.check_available() {
+            eprintln!("hlo_diff: XLA is not available: {e}");
+            std::process::exit(3);
+        }
+        let store = match Store::open(&out) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!(
+                    "hlo_diff: cannot open the findings store {}: {e}",
+                    out.display()
+                );
+                std::process::exit(3);
+            }
+        };
+        FuzzGlobals {
+            engines,
+            store,
+            generator: generators::Config::default(),
+        }
+    })
+}
+
+/// A finding of [`fuzz_one`].
+#[derive(Clone, Debug)]
+pub struct Finding {
+    pub verdict: Verdict,
+    pub dir: Option<PathBuf>,
+}
+
+/// One fuzz input: bytes -> module and inputs -> interp vs xla-cpu -> verdict. A finding is
+/// written to the store (`HLO_DIFF_FUZZ_OUT`, default `fuzz/findings`) and returned.
+pub fn fuzz_one(data: &[u8]) -> Option<Finding> {
+    let g = fuzz_globals();
+    let mut u = arbitrary::Unstructured::new(data);
+    let module = generators::generate(&mut u, &g.generator).ok()?;
+    let inputs = generators::generate_inputs(&module, &mut u, &g.generator);
+    let seed = data.iter().fold(0xcbf29ce484222325u64, |h, b| {
+        (h ^ *b as u64).wrapping_mul(0x100000001b3)
+    });
+    let tester = Tester {
+        campaign_seed: seed,
+        ..Tester::new(&g.engines, Some(&g.store), &[], campaign_timeouts())
+    };
+    let reports = tester.test_programs(
+        0,
+        &[Program {
+            seed,
+            module,
+            inputs,
+        }],
+    );
+    let r = reports.into_iter().find(|r| r.verdict.is_bug())?;
+    Some(Finding {
+        dir: r.recorded.map(|r| r.dir().to_path_buf()),
+        verdict: r.verdict,
+    })
+}

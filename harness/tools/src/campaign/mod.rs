@@ -1,0 +1,172 @@
+//! Differential campaigns: generate modules, run them on the oracle and on XLA, classify, store
+//! findings, resume after a kill.
+//!
+//! # How one module index is tested
+//! 1. Module index `g` (this shard's indices are `g % N == I`) gets the seed
+//!    `mix(campaign seed, g)`; its `pack` programs get `mix(module seed, j)`; each program is
+//!    `generators::generate_from_seed` with inputs from `generators::generate_inputs_from_seed`.
+//! 2. The programs are packed into one module (`generators::pack_with_layout`) so one XLA
+//!    compile tests them all. The campaign thread evaluates each program with the oracle while
+//!    the XLA worker compiles and runs the packed module.
+//! 3. XLA's outputs are split back per program and each program is classified alone. When the
+//!    packed run failed as a whole (crash, rejection, timeout) each program is re-run unpacked to
+//!    find the culprit(s).
+//! 4. A mismatch that an allowed implementation choice explains (`explain_by_allowed_choices`,
+//!    the oracle under variants; no XLA run) is settled on the packed result. Any other
+//!    program whose verdict is a finding is re-run alone on XLA (keeping the
+//!    `before_optimizations` module XLA compiled), re-run once more to tell nondeterminism
+//!    (unless the packed run already gave the same bits: it was an earlier compile and run), and
+//!    `stablehlo-ref` votes on a mismatch. The confirmed finding is written to the store before
+//!    anything else happens with it. A finding seen only when packed is stored with the packed
+//!    module.
+//! 5. Steps 2-4 repeat for input sets 1..`input_sets` (`inputs_for`: drawn from each program's
+//!    seed): the XLA worker runs the packed module it already compiled on the new inputs. A
+//!    program with a stored finding of the same kind on the same outputs from an earlier set is
+//!    not confirmed again. Later sets are skipped when the packed module failed as a whole.
+//!
+//! Why input sets: XLA CPU compiles each fusion to its own LLVM module, so compile time grows
+//! with the number of instructions and the fixed cost of a compile is a small part of it
+//! (`cargo bench -p tools --bench campaign` measures the split). Packing saves only that fixed
+//! cost; running the compiled module again on other inputs costs an execution and an oracle run.
+//!
+//! Every thread holds one XLA worker (`--jobs` threads, `--jobs` workers), so every core is busy
+//! with either a compile or the oracle.
+//!
+//! # Resumption
+//! `DIR/campaign.json` holds the next module index below which everything is done; it is saved
+//! atomically as modules complete. Findings are keyed by signature and occurrence, so work
+//! redone after a kill neither loses nor duplicates findings.
+
+use engine::backend::StageTimeouts;
+use findings::store::{CampaignState, Store};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+mod fuzz;
+mod programs;
+mod run;
+mod stats;
+mod tester;
+
+pub use engine::engines::{EngineError, Engines};
+pub use findings::summary::{CampaignSummary, Sample};
+pub use findings::timings::ModuleTimings;
+pub use fuzz::{fuzz_one, Finding};
+pub use programs::{inputs_for, programs_for, Program};
+pub use run::run_campaign;
+pub use tester::{ProgramReport, Tester};
+
+/// When a campaign stops.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Stop {
+    /// Wall-clock time of this invocation.
+    pub time: Option<Duration>,
+    /// Total module indices of the campaign (over all invocations of a resumed campaign).
+    pub iterations: Option<u64>,
+}
+
+/// Everything a campaign is configured by.
+#[derive(Clone, Debug)]
+pub struct CampaignConfig {
+    /// Backend names: the oracle (`interp`) and the XLA backends (`xla-cpu`, `xla-gpu`);
+    /// `stablehlo-ref` in the list is used as the voter.
+    pub backends: Vec<String>,
+    pub seed: u64,
+    pub jobs: usize,
+    /// `(I, N)`.
+    pub shard: (u64, u64),
+    pub out: PathBuf,
+    pub xla_options: Vec<(String, String)>,
+    /// Programs per module.
+    pub pack: usize,
+    /// Input sets per program (one compile of the packed module runs on each).
+    pub input_sets: usize,
+    pub stop: Stop,
+    pub generator: generators::Config,
+    pub python: Option<PathBuf>,
+    /// Ask `stablehlo-ref` to vote on mismatches.
+    pub voter: bool,
+    /// Show a progress bar (only when stderr is a terminal).
+    pub progress: bool,
+    pub timeouts: StageTimeouts,
+}
+
+impl Default for CampaignConfig {
+    fn default() -> Self {
+        CampaignConfig {
+            backends: vec!["interp".into(), "xla-cpu".into()],
+            seed: 0,
+            jobs: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
+            shard: (0, 1),
+            out: PathBuf::from("hlo-diff-out"),
+            xla_options: Vec::new(),
+            pack: 8,
+            input_sets: DEFAULT_INPUT_SETS,
+            stop: Stop {
+                time: None,
+                iterations: Some(100),
+            },
+            generator: generators::Config::default(),
+            python: None,
+            voter: true,
+            progress: true,
+            timeouts: campaign_timeouts(),
+        }
+    }
+}
+
+/// Input sets per program by default: a later set costs an execution and an oracle run, no
+/// compile (see `cargo bench -p tools --bench campaign`).
+pub const DEFAULT_INPUT_SETS: usize = 4;
+
+/// Stage limits for campaigns: shorter than a single run's, so one hang costs little.
+pub fn campaign_timeouts() -> StageTimeouts {
+    StageTimeouts {
+        parse: Duration::from_secs(20),
+        convert: Duration::from_secs(20),
+        compile: Duration::from_secs(60),
+        execute: Duration::from_secs(30),
+    }
+}
+
+/// Why a campaign could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum CampaignError {
+    #[error("{0}")]
+    Usage(String),
+    #[error("{0}")]
+    Infrastructure(String),
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+impl From<EngineError> for CampaignError {
+    fn from(e: EngineError) -> CampaignError {
+        match e {
+            EngineError::Usage(m) => CampaignError::Usage(m),
+            EngineError::Infrastructure(m) => CampaignError::Infrastructure(m),
+        }
+    }
+}
+
+/// A deterministic 64-bit mix (splitmix64's finalizer) of two values.
+pub fn mix(a: u64, b: u64) -> u64 {
+    let mut z = a ^ b
+        .wrapping_mul(0x9e3779b97f4a7c15)
+        .wrapping_add(0x632be59bd9b4e5b);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d049bb133111eb);
+    z ^ (z >> 31)
+}
+
+/// Loads the campaign state of an output directory (for tools and tests).
+pub fn load_state(out: &Path) -> std::io::Result<Option<CampaignState>> {
+    Store::open(out)?.load_state()
+}
+
+/// Shared handle type for callers that stop a campaign from another thread.
+pub type StopFlag = Arc<AtomicBool>;

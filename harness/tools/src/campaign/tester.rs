@@ -1,0 +1,487 @@
+//! The per-module pipeline: pack, run on XLA and the oracle, judge, confirm, store.
+
+#[allow(unused_imports)]
+use super::*;
+#[allow(unused_imports)]
+use engine::backend::{Backend, Outcome, RunOptions, RunResult, StageTimeouts};
+#[allow(unused_imports)]
+use engine::engines::Engines;
+#[allow(unused_imports)]
+use findings::store::{CampaignState, CampaignStats, NewFinding, Recorded, Signature, Store};
+#[allow(unused_imports)]
+use findings::timings::ModuleTimings;
+#[allow(unused_imports)]
+use hlo::{Literal, Module};
+#[allow(unused_imports)]
+use judge::classify::{Label, Verdict, VerdictKind, ORACLE};
+#[allow(unused_imports)]
+use judge::compare::Tolerance;
+use judge::{Judge, Policy, Trial};
+#[allow(unused_imports)]
+use serde_json::json;
+#[allow(unused_imports)]
+use std::collections::BTreeMap;
+#[allow(unused_imports)]
+use std::io::IsTerminal;
+#[allow(unused_imports)]
+use std::path::{Path, PathBuf};
+#[allow(unused_imports)]
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+#[allow(unused_imports)]
+use std::sync::{Arc, Mutex, OnceLock};
+#[allow(unused_imports)]
+use std::time::{Duration, Instant};
+
+/// What testing one program on one input set came to.
+#[derive(Clone, Debug)]
+pub struct ProgramReport {
+    pub program: usize,
+    /// Which input set (see [`inputs_for`]).
+    pub input_set: u64,
+    pub verdict: Verdict,
+    pub recorded: Option<Recorded>,
+    pub opcodes: Vec<hlo::Opcode>,
+}
+
+/// Per-output leaf ranges of a packed module's programs.
+fn leaf_ranges(
+    packed: &Module,
+    layout: &generators::pack::PackLayout,
+) -> Vec<std::ops::Range<usize>> {
+    let e = packed.entry_computation();
+    let root = e.root_instruction();
+    let counts: Vec<usize> = root
+        .operands
+        .iter()
+        .map(|&o| e.instructions[o].shape.leaves().len())
+        .collect();
+    let mut offsets = vec![0usize; counts.len() + 1];
+    for (i, c) in counts.iter().enumerate() {
+        offsets[i + 1] = offsets[i] + c;
+    }
+    layout
+        .outputs
+        .iter()
+        .map(|&(first, n)| offsets[first.min(counts.len())]..offsets[(first + n).min(counts.len())])
+        .collect()
+}
+
+fn split_result(r: &RunResult, range: std::ops::Range<usize>) -> Option<RunResult> {
+    let outs = r.outputs.get(range)?.to_vec();
+    Some(RunResult {
+        outputs: outs,
+        result_shape: None,
+        timings: r.timings.clone(),
+        optimized_hlo: None,
+        before_optimizations_hlo: None,
+        dump_dir: None,
+    })
+}
+
+/// Findings stored for a module's programs so far, by (program, verdict kind, differing
+/// outputs), with their labels.
+type Settled = std::collections::HashMap<(usize, &'static str, Vec<usize>), Label>;
+
+/// Runs, confirms and (for findings) stores everything about one module index.
+pub struct Tester<'a> {
+    pub engines: &'a Engines,
+    pub store: Option<&'a Store>,
+    pub opts: RunOptions,
+    pub campaign_seed: u64,
+    /// Input sets per program: the packed module is compiled once and run on each.
+    pub input_sets: usize,
+    /// Draws the input sets after the first.
+    pub generator: generators::Config,
+}
+
+impl<'a> Tester<'a> {
+    pub fn new(
+        engines: &'a Engines,
+        store: Option<&'a Store>,
+        xla_options: &[(String, String)],
+        timeouts: StageTimeouts,
+    ) -> Tester<'a> {
+        Tester {
+            engines,
+            store,
+            opts: RunOptions {
+                timeouts,
+                env_option_overrides: xla_options.to_vec(),
+                ..RunOptions::default()
+            },
+            campaign_seed: 0,
+            input_sets: 1,
+            generator: generators::Config::default(),
+        }
+    }
+
+    /// Tests programs packed into one module; `g` names the module index in occurrences.
+    pub fn test_programs(&self, g: u64, programs: &[Program]) -> Vec<ProgramReport> {
+        self.test_programs_timed(g, programs).0
+    }
+
+    /// [`Tester::test_programs`], also telling where the time went. Every program is tested on
+    /// `input_sets` input sets; the later sets run the packed module again, which the XLA
+    /// worker does without compiling it again. They are skipped when the packed module failed
+    /// as a whole on the first set (its failure is attributed already).
+    pub fn test_programs_timed(
+        &self,
+        g: u64,
+        programs: &[Program],
+    ) -> (Vec<ProgramReport>, ModuleTimings) {
+        let mut settled = Settled::new();
+        let (mut reports, mut timings, packed_ok) =
+            self.test_input_set(g, 0, programs, &mut settled);
+        if packed_ok {
+            for set in 1..self.input_sets.max(1) as u64 {
+                let again: Vec<Program> = programs
+                    .iter()
+                    .map(|p| Program {
+                        seed: p.seed,
+                        module: p.module.clone(),
+                        inputs: inputs_for(p, set, &self.generator),
+                    })
+                    .collect();
+                let (r, t, _) = self.test_input_set(g, set, &again, &mut settled);
+                reports.extend(r);
+                timings.add(&t);
+            }
+        }
+        (reports, timings)
+    }
+
+    /// One input set of every program: the packed run, the oracle, classification and
+    /// confirmation. Also says whether every XLA backend ran the packed module.
+    ///
+    /// A program that already has a stored finding of the same kind on the same outputs from
+    /// an earlier input set (`settled`) is not confirmed and stored again: the case counts
+    /// under that finding's label.
+    fn test_input_set(
+        &self,
+        g: u64,
+        set: u64,
+        programs: &[Program],
+        settled: &mut Settled,
+    ) -> (Vec<ProgramReport>, ModuleTimings, bool) {
+        let occ = |what: String| match set {
+            0 => format!("{}:{g}:{what}", self.campaign_seed),
+            r => format!("{}:{g}:{what}:inputs{r}", self.campaign_seed),
+        };
+        let wall = Instant::now();
+        let mut timings = ModuleTimings::default();
+        let mods: Vec<Module> = programs.iter().map(|p| p.module.clone()).collect();
+        let (packed, layout) = generators::pack::pack_with_layout(&mods);
+        let packed_text = hlo::print::module_to_string(&packed);
+        let packed_inputs: Vec<Literal> = programs
+            .iter()
+            .flat_map(|p| p.inputs.iter().cloned())
+            .collect();
+        let ranges = leaf_ranges(&packed, &layout);
+
+        // XLA on the packed module while the oracle runs here.
+        let (xla_outcomes, oracle_outcomes) = std::thread::scope(|s| {
+            let h = s.spawn(|| {
+                self.engines
+                    .xla
+                    .iter()
+                    .map(|b| {
+                        (
+                            b.name().to_string(),
+                            b.run(&packed_text, &packed_inputs, &self.opts),
+                        )
+                    })
+                    .collect::<Vec<_>>()
+            });
+            let t = Instant::now();
+            let oracle: Vec<Outcome> = programs
+                .iter()
+                .map(|p| self.engines.oracle.run_module(&p.module, &p.inputs))
+                .collect();
+            let oracle_ms = t.elapsed().as_secs_f64() * 1e3;
+            // A panic of the XLA thread is a harness bug: it must not read as "no outcomes".
+            let xla = h.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+            (xla, (oracle, oracle_ms))
+        });
+        let (oracle_outcomes, oracle_ms) = oracle_outcomes;
+        timings.oracle_ms = oracle_ms;
+        timings.xla_wait_ms = wall.elapsed().as_secs_f64() * 1e3;
+        for (_, o) in &xla_outcomes {
+            if let Outcome::Ok(r) = o {
+                timings.xla_compile_ms += r.timings.compile_ms;
+                timings.xla_execute_ms += r.timings.execute_ms;
+                timings.xla_packed_runs += 1;
+                timings.xla_packed_cached += u64::from(r.timings.cached);
+            }
+        }
+        let after_first = Instant::now();
+
+        let mut reports = Vec::with_capacity(programs.len());
+        for (j, p) in programs.iter().enumerate() {
+            let tol = Tolerance::for_module(&p.module);
+            // Per-program XLA outcomes: split from the packed run, or the program alone when the
+            // packed run failed as a whole.
+            let mut outcomes: Vec<(String, Outcome)> =
+                vec![(ORACLE.to_string(), oracle_outcomes[j].clone())];
+            let mut alone: Vec<(String, Outcome)> = Vec::new();
+            for (k, (name, o)) in xla_outcomes.iter().enumerate() {
+                let per = match o {
+                    Outcome::Ok(r) => match split_result(r, ranges[j].clone()) {
+                        Some(r) => Outcome::Ok(r),
+                        None => Outcome::HarnessError {
+                            stage: None,
+                            message: "packed result has too few outputs".into(),
+                        },
+                    },
+                    failed if programs.len() == 1 => failed.clone(),
+                    _ => {
+                        let text = hlo::print::module_to_string(&p.module);
+                        let o = self.engines.xla[k].run(&text, &p.inputs, &self.opts);
+                        alone.push((name.clone(), o.clone()));
+                        o
+                    }
+                };
+                outcomes.push((name.clone(), per));
+            }
+            // A mismatch that an allowed implementation choice explains in the packed run is
+            // settled here, before confirmation compiles the program alone twice.
+            let verdict = self
+                .judge(Policy::CHOICES)
+                .judge(&Trial {
+                    module: &p.module,
+                    text: None,
+                    inputs: &p.inputs,
+                    outcomes: &outcomes,
+                    reruns: &[],
+                    tolerance: &tol,
+                })
+                .verdict;
+            let mut report = ProgramReport {
+                program: j,
+                input_set: set,
+                verdict: verdict.clone(),
+                recorded: None,
+                opcodes: p.module.opcode_histogram().into_keys().collect(),
+            };
+            let key = (j, verdict.kind.name(), verdict.mismatched_outputs.clone());
+            if let (true, Some(label)) = (verdict.is_bug(), settled.get(&key)) {
+                report.verdict.label = Some(*label);
+                report.verdict.message = format!(
+                    "{} (as on an earlier input set of this program, not confirmed again)",
+                    report.verdict.message
+                );
+            } else if verdict.is_bug() {
+                let (v, rec) = self.confirm_and_store(
+                    g,
+                    occ(j.to_string()),
+                    set,
+                    j,
+                    p,
+                    &tol,
+                    &outcomes,
+                    &alone,
+                    &packed_text,
+                    &packed_inputs,
+                );
+                if v.is_bug() && rec.is_some() {
+                    settled.insert(key, v.label.unwrap_or(Label::Undecided));
+                }
+                report.verdict = v;
+                report.recorded = rec;
+            }
+            reports.push(report);
+        }
+        // A packed failure no single program reproduces: keep the packed module.
+        if let Some((name, o)) = xla_outcomes
+            .iter()
+            .find(|(_, o)| !o.is_ok() && programs.len() > 1)
+        {
+            if reports.iter().all(|r| !r.verdict.is_bug()) {
+                let outcomes = vec![(name.clone(), o.clone())];
+                let tol = Tolerance::default();
+                let v = Judge::offline()
+                    .judge(&Trial {
+                        module: &packed,
+                        text: Some(&packed_text),
+                        inputs: &packed_inputs,
+                        outcomes: &outcomes,
+                        reruns: &[],
+                        tolerance: &tol,
+                    })
+                    .verdict;
+                if v.is_bug() {
+                    let rec = self.store_finding(
+                        &v,
+                        Some(&packed),
+                        &packed_text,
+                        None,
+                        &packed_inputs,
+                        &outcomes,
+                        occ("packed".into()),
+                        json!({"module_index": g, "input_set": set, "only_when_packed": true, "programs": programs.len()}),
+                    );
+                    reports.push(ProgramReport {
+                        program: usize::MAX,
+                        input_set: set,
+                        verdict: v,
+                        recorded: rec,
+                        opcodes: Vec::new(),
+                    });
+                }
+            }
+        }
+        timings.confirm_ms = after_first.elapsed().as_secs_f64() * 1e3;
+        timings.wall_ms = wall.elapsed().as_secs_f64() * 1e3;
+        let packed_ok = xla_outcomes.iter().all(|(_, o)| o.is_ok());
+        (reports, timings, packed_ok)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn confirm_and_store(
+        &self,
+        g: u64,
+        occurrence: String,
+        set: u64,
+        j: usize,
+        p: &Program,
+        tol: &Tolerance,
+        outcomes: &[(String, Outcome)],
+        alone: &[(String, Outcome)],
+        packed_text: &str,
+        packed_inputs: &[Literal],
+    ) -> (Verdict, Option<Recorded>) {
+        let text = hlo::print::module_to_string(&p.module);
+        let oracle = outcomes[0].clone();
+        let mut opts = self.opts.clone();
+        opts.return_before_optimizations_hlo = true;
+        let mut firsts: Vec<(String, Outcome)> = vec![oracle];
+        let mut reruns: Vec<(String, Outcome)> = Vec::new();
+        for (k, b) in self.engines.xla.iter().enumerate() {
+            let name = b.name().to_string();
+            // A failure already reproduced alone is not run a third time.
+            let first = match alone.iter().find(|(n, _)| *n == name) {
+                Some((_, o)) if !o.is_ok() => o.clone(),
+                _ => self.engines.xla[k].run(&text, &p.inputs, &opts),
+            };
+            if let Some(r) = first.as_ok() {
+                // The packed run was an earlier compile and run of the same program: when it
+                // gave the same bits, it already is the rerun (a difference may come from the
+                // other programs around it, so then run once more alone).
+                let packed = outcomes
+                    .iter()
+                    .find(|(n, o)| *n == name && o.as_ok().is_some_and(|q| q.outputs == r.outputs));
+                let again = match packed {
+                    Some((_, o)) => o.clone(),
+                    None => self.engines.xla[k].run(&text, &p.inputs, &opts),
+                };
+                reruns.push((name.clone(), again));
+            }
+            firsts.push((name, first));
+        }
+        let before = firsts
+            .iter()
+            .filter_map(|(_, o)| o.as_ok())
+            .find_map(|r| r.before_optimizations_hlo.clone());
+        let judgement = self.judge(Policy::FULL).judge(&Trial {
+            module: &p.module,
+            text: Some(&text),
+            inputs: &p.inputs,
+            outcomes: &firsts,
+            reruns: &reruns,
+            tolerance: tol,
+        });
+        let verdict = judgement.verdict;
+        if !verdict.is_bug() && verdict.explained.is_some() {
+            return (verdict, None);
+        }
+        let voter = judgement.voter;
+        let mut all = firsts.clone();
+        if let Some(v) = voter {
+            all.push(("stablehlo-ref".into(), v));
+        }
+        if verdict.is_bug() {
+            let rec = self.store_finding(
+                &verdict,
+                Some(&p.module),
+                &text,
+                before.as_deref(),
+                &p.inputs,
+                &all,
+                occurrence,
+                json!({"module_index": g, "program": j, "program_seed": p.seed, "input_set": set}),
+            );
+            return (verdict, rec);
+        }
+        // Seen only when packed: keep the packed module, labelled as such.
+        let packed_verdict = self
+            .judge(Policy::CHOICES)
+            .judge(&Trial {
+                module: &p.module,
+                text: None,
+                inputs: &p.inputs,
+                outcomes,
+                reruns: &[],
+                tolerance: tol,
+            })
+            .verdict;
+        let rec = self.store_finding(
+            &packed_verdict,
+            Some(&p.module),
+            packed_text,
+            None,
+            packed_inputs,
+            outcomes,
+            occurrence,
+            json!({"module_index": g, "program": j, "program_seed": p.seed, "input_set": set,
+                   "only_when_packed": true, "alone": verdict.kind.name()}),
+        );
+        (packed_verdict, rec)
+    }
+
+    /// The judge over this tester's backends and run options.
+    fn judge(&self, policy: Policy) -> Judge<'_> {
+        Judge {
+            oracle: self.engines.oracle.clone(),
+            xla: self.engines.xla.iter().map(|b| b as &dyn Backend).collect(),
+            voter: self.engines.voter.as_ref().map(|b| b as &dyn Backend),
+            opts: self.opts.clone(),
+            policy,
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn store_finding(
+        &self,
+        verdict: &Verdict,
+        module: Option<&Module>,
+        text: &str,
+        before: Option<&str>,
+        inputs: &[Literal],
+        outcomes: &[(String, Outcome)],
+        occurrence: String,
+        meta: serde_json::Value,
+    ) -> Option<Recorded> {
+        let store = self.store?;
+        let mut meta = meta;
+        if let Some(m) = meta.as_object_mut() {
+            m.insert("campaign_seed".into(), json!(self.campaign_seed));
+            m.insert("xla_options".into(), json!(self.opts.env_option_overrides));
+        }
+        let nf = NewFinding {
+            signature: Signature::of(verdict, module),
+            occurrence,
+            verdict,
+            module_text: text,
+            before_optimizations: before,
+            inputs,
+            outcomes,
+            meta,
+        };
+        match store.record(&nf) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                eprintln!("hlo-diff: could not store a finding: {e}");
+                None
+            }
+        }
+    }
+}

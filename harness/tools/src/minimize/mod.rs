@@ -1,0 +1,299 @@
+//! The minimizer, in the manner of llvm-reduce: each file of this folder is one kind of
+//! reduction that proposes candidate edits of a module ([`Reduction`]); [`minimize`] is the one
+//! generic delta loop that tries them. A candidate is kept when the predicate still holds, and
+//! the predicate is "the same verdict signature" ([`predicate::Signature`]), not "any failure":
+//! a reduction that turns a mismatch in `log` into a crash elsewhere is refused.
+//!
+//! Every candidate is first cleaned ([`unused::cleanup`]: dead instructions, unused entry
+//! parameters with their inputs, unused computations) and must pass the structural verifier
+//! ([`verify`]) before it is tried.
+
+pub mod calls;
+pub mod constant;
+pub mod constants;
+pub mod inputs;
+pub mod metadata;
+pub mod operand;
+pub mod outputs;
+pub mod parameter;
+pub mod predicate;
+pub mod shapes;
+
+use hlo::Module;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+/// A module with one input per entry parameter: what the predicate runs.
+pub use hlo::edit::Case;
+pub use hlo::edit::{self as edit, unused};
+
+/// One proposed edit: a description and the edited case (not yet cleaned or verified).
+#[derive(Clone, Debug)]
+pub struct Candidate {
+    pub what: String,
+    pub case: Case,
+}
+
+/// One kind of reduction. Candidates are numbered `0..count(case)`; `candidate` may return
+/// `None` for an index that does not apply (an instruction of the wrong shape, ...). Earlier
+/// indices should be the edits that remove the most.
+pub trait Reduction {
+    fn name(&self) -> &'static str;
+    fn count(&self, case: &Case) -> usize;
+    fn candidate(&self, case: &Case, index: usize) -> Option<Candidate>;
+}
+
+/// The reductions in the order the loop tries them: coarse first.
+pub fn default_reductions() -> Vec<Box<dyn Reduction>> {
+    vec![
+        Box::new(metadata::StripAnnotations),
+        Box::new(outputs::DropOutputs),
+        Box::new(calls::InlineCalls),
+        Box::new(operand::ReplaceByOperand),
+        Box::new(parameter::ReplaceByParameter),
+        Box::new(constant::ReplaceByConstant),
+        Box::new(constants::SimplifyConstants),
+        Box::new(inputs::ZeroInputs),
+        Box::new(shapes::ShrinkShapes),
+    ]
+}
+
+/// Limits of one minimization.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Most predicate calls.
+    pub max_tests: usize,
+    /// Wall-clock limit; the best case so far is returned when it is reached.
+    pub time_limit: Duration,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            max_tests: 2000,
+            time_limit: Duration::from_secs(600),
+        }
+    }
+}
+
+/// Per-reduction counts.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ReductionStats {
+    pub tried: usize,
+    pub accepted: usize,
+    pub refused_by_verifier: usize,
+}
+
+/// What a minimization did.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Stats {
+    pub instructions_before: usize,
+    pub instructions_after: usize,
+    pub tests: usize,
+    pub accepted: usize,
+    pub rounds: usize,
+    pub elapsed_ms: u128,
+    /// True when a limit stopped the loop before a fixed point.
+    pub stopped_early: bool,
+    pub per_reduction: BTreeMap<String, ReductionStats>,
+    /// The accepted edits, in order.
+    pub log: Vec<String>,
+}
+
+impl Stats {
+    /// instructions_after / instructions_before.
+    pub fn ratio(&self) -> f64 {
+        if self.instructions_before == 0 {
+            1.0
+        } else {
+            self.instructions_after as f64 / self.instructions_before as f64
+        }
+    }
+}
+
+/// The checks every candidate must pass before it is tried: the IR's references are in range
+/// and in definition order, parameter numbers are 0..n and the inputs fit them, and
+/// `hlo::verify::verify_module` (structure and shape inference per opcode) accepts it.
+pub fn verify(case: &Case) -> Result<(), String> {
+    let m = &case.module;
+    if m.entry >= m.computations.len() {
+        return Err("entry computation out of range".into());
+    }
+    for (ci, c) in m.computations.iter().enumerate() {
+        if c.root >= c.instructions.len() {
+            return Err(format!("computation {}: root out of range", c.name));
+        }
+        let mut params = Vec::new();
+        for (ii, i) in c.instructions.iter().enumerate() {
+            for &o in &i.operands {
+                if o >= c.instructions.len() {
+                    return Err(format!("{}: operand out of range", i.name));
+                }
+                if o == ii {
+                    return Err(format!("{}: uses itself", i.name));
+                }
+            }
+            for p in i.control_predecessors() {
+                if *p >= c.instructions.len() {
+                    return Err(format!("{}: control predecessor out of range", i.name));
+                }
+            }
+            for callee in i.called_computations() {
+                if callee >= m.computations.len() || callee == ci {
+                    return Err(format!("{}: called computation out of range", i.name));
+                }
+            }
+            if let Some(n) = i.opcode.arity() {
+                if i.operands.len() != n {
+                    return Err(format!(
+                        "{}: {} takes {n} operands, has {}",
+                        i.name,
+                        i.opcode.name(),
+                        i.operands.len()
+                    ));
+                }
+            }
+            if i.opcode == hlo::Opcode::Parameter {
+                params.push(i.parameter_number.unwrap_or(-1));
+            }
+        }
+        params.sort();
+        if params.iter().enumerate().any(|(k, &p)| p != k as i64) {
+            return Err(format!(
+                "computation {}: parameter numbers are not 0..{}",
+                c.name,
+                params.len()
+            ));
+        }
+        if ci == m.entry {
+            let shapes = c.parameter_shapes();
+            if shapes.len() != case.inputs.len() {
+                return Err(format!(
+                    "{} entry parameters but {} inputs",
+                    shapes.len(),
+                    case.inputs.len()
+                ));
+            }
+            for (k, (s, l)) in shapes.iter().zip(&case.inputs).enumerate() {
+                if !s.compatible(&l.shape()) {
+                    return Err(format!("input {k} does not fit parameter {k}"));
+                }
+            }
+        }
+    }
+    // Definition order: uses after definitions, no cycles.
+    for c in &m.computations {
+        for (ii, i) in c.instructions.iter().enumerate() {
+            if i.operands.iter().any(|&o| o > ii) {
+                return Err(format!("{}: uses an operand defined after it", i.name));
+            }
+        }
+    }
+    hlo::verify::verify_module(m).map_err(|e| e.to_string())
+}
+
+/// The generic delta loop: repeat rounds over every reduction until none applies (a fixed
+/// point) or a limit is reached. Within a reduction, candidates are tried in index order; after
+/// an accepted edit the same index is tried again on the new case (the list shifted).
+pub fn minimize(
+    start: Case,
+    reductions: &[Box<dyn Reduction>],
+    predicate: &mut dyn FnMut(&Case) -> bool,
+    opts: &Options,
+) -> (Case, Stats) {
+    let t0 = Instant::now();
+    let mut stats = Stats {
+        instructions_before: start.module.instruction_count(),
+        ..Stats::default()
+    };
+    let mut cur = start;
+    if let Some(c) = unused::cleanup(&cur) {
+        if verify(&c).is_ok() && c != cur {
+            stats.tests += 1;
+            if predicate(&c) {
+                stats
+                    .log
+                    .push("removed unused instructions, parameters and computations".into());
+                cur = c;
+            }
+        }
+    }
+    let out_of_budget = |s: &Stats| s.tests >= opts.max_tests || t0.elapsed() >= opts.time_limit;
+    'rounds: loop {
+        stats.rounds += 1;
+        let mut changed = false;
+        for red in reductions {
+            let mut index = 0;
+            loop {
+                let n = red.count(&cur);
+                if index >= n {
+                    break;
+                }
+                if out_of_budget(&stats) {
+                    stats.stopped_early = true;
+                    break 'rounds;
+                }
+                let Some(cand) = red.candidate(&cur, index) else {
+                    index += 1;
+                    continue;
+                };
+                let case = unused::cleanup(&cand.case).unwrap_or(cand.case);
+                let entry = stats
+                    .per_reduction
+                    .entry(red.name().to_string())
+                    .or_default();
+                if case == cur {
+                    index += 1;
+                    continue;
+                }
+                if verify(&case).is_err() {
+                    entry.refused_by_verifier += 1;
+                    index += 1;
+                    continue;
+                }
+                entry.tried += 1;
+                stats.tests += 1;
+                if predicate(&case) {
+                    entry.accepted += 1;
+                    stats.accepted += 1;
+                    stats.log.push(format!("{}: {}", red.name(), cand.what));
+                    cur = case;
+                    changed = true;
+                } else {
+                    index += 1;
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    stats.instructions_after = cur.module.instruction_count();
+    stats.elapsed_ms = t0.elapsed().as_millis();
+    (cur, stats)
+}
+
+/// Every (computation, instruction) a reduction may edit, most useful first: the entry
+/// computation from its root backwards, then the other computations likewise.
+pub fn sites(m: &Module) -> Vec<(hlo::CompId, hlo::InstrId)> {
+    let mut out = Vec::new();
+    let mut order: Vec<usize> = vec![m.entry];
+    order.extend((0..m.computations.len()).filter(|&c| c != m.entry));
+    for ci in order {
+        let n = m.computations[ci].instructions.len();
+        out.extend((0..n).rev().map(|ii| (ci, ii)));
+    }
+    out
+}
+
+/// True for a value that is already as simple as a reduction makes it: a broadcast of a scalar
+/// constant.
+pub fn is_splat(c: &hlo::Computation, ii: hlo::InstrId) -> bool {
+    let i = &c.instructions[ii];
+    i.opcode == hlo::Opcode::Broadcast
+        && i.operands.len() == 1
+        && c.instructions
+            .get(i.operands[0])
+            .is_some_and(|o| o.opcode == hlo::Opcode::Constant && o.shape.rank() == 0)
+}

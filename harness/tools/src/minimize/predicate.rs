@@ -1,0 +1,151 @@
+//! The minimizer's predicate: run a case on the same backends (an XLA backend and the oracle),
+//! classify the outcomes with [`judge::classify`], and check that the verdict keeps the
+//! original's signature ([`findings::store::Signature`]): the same kind, backend and label, and
+//!
+//! - for a mismatch: the same element type of the first mismatching output, and an op pattern
+//!   (the non-trivial opcodes feeding that output) that is a non-empty subset of the original's
+//!   (a reduction removes ops, so equality would refuse every useful edit, while a subset keeps
+//!   the candidate from sliding onto an unrelated op);
+//! - for a crash or a rejection: the same stage, signal and normalized message;
+//! - for a timeout: the same stage.
+//!
+//! A mismatch that an allowed implementation choice explains
+//! ([`judge::choices::explain_by_allowed_choices`]) is a match here, as in a campaign: the
+//! predicate asks the judge under [`judge::Policy::CHOICES`].
+
+use super::Case;
+use engine::backend::{Backend, Outcome, RunOptions};
+use engine::interp_backend::InterpBackend;
+use findings::store::{trivial, Signature};
+use hlo::{Literal, Module};
+use judge::classify::{Verdict, VerdictKind};
+use judge::compare::{output_opcodes, Tolerance};
+use judge::{Judge, Trial};
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+/// Runs cases on backends and the oracle.
+pub struct Runner {
+    /// The backends besides the oracle (`xla-cpu`, ...).
+    pub backends: Vec<Arc<dyn Backend>>,
+    pub opts: RunOptions,
+    /// Multiplies the comparator's default bounds.
+    pub tolerance_scale: f64,
+}
+
+/// What one run of a case came to.
+#[derive(Clone, Debug)]
+pub struct Observation {
+    pub outcomes: Vec<(String, Outcome)>,
+    pub verdict: Verdict,
+}
+
+/// The oracle as an [`Outcome`], with the engine's one mapping of oracle errors to outcomes
+/// ([`InterpBackend::run_module`]).
+pub fn interp_outcome(module: &Module, inputs: &[Literal]) -> Outcome {
+    InterpBackend::new().run_module(module, inputs)
+}
+
+impl Runner {
+    pub fn new(backends: Vec<Arc<dyn Backend>>) -> Runner {
+        Runner {
+            backends,
+            opts: RunOptions::default(),
+            tolerance_scale: 1.0,
+        }
+    }
+
+    /// Runs the case on the oracle and every backend and classifies the outcomes.
+    pub fn observe(&self, case: &Case) -> Observation {
+        let text = hlo::print::module_to_string(&case.module);
+        let mut outcomes = vec![(
+            judge::classify::ORACLE.to_string(),
+            interp_outcome(&case.module, &case.inputs),
+        )];
+        for b in &self.backends {
+            outcomes.push((b.name().to_string(), b.run(&text, &case.inputs, &self.opts)));
+        }
+        let tol = Tolerance {
+            scale: self.tolerance_scale,
+            ..Tolerance::for_module(&case.module)
+        };
+        // A difference an allowed implementation choice explains is no finding here either, so
+        // a reduction cannot slide from a bug onto such a difference.
+        let verdict = Judge::offline()
+            .judge(&Trial {
+                module: &case.module,
+                text: Some(&text),
+                inputs: &case.inputs,
+                outcomes: &outcomes,
+                reruns: &[],
+                tolerance: &tol,
+            })
+            .verdict;
+        Observation { outcomes, verdict }
+    }
+}
+
+/// The signature a minimization keeps.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Target {
+    pub signature: Signature,
+    /// Non-trivial opcodes feeding the first mismatching output (mismatch only).
+    pub ops: BTreeSet<String>,
+}
+
+fn ops_of(verdict: &Verdict, module: &Module) -> BTreeSet<String> {
+    let out = verdict.mismatched_outputs.first().copied().unwrap_or(0);
+    output_opcodes(module, out)
+        .into_iter()
+        .filter(|o| !trivial(*o))
+        .map(|o| o.name().to_string())
+        .collect()
+}
+
+impl Target {
+    /// The target of a verdict that is a finding, or `None` (match, unsupported).
+    pub fn of(verdict: &Verdict, module: &Module) -> Option<Target> {
+        if !verdict.is_bug() {
+            return None;
+        }
+        Some(Target {
+            signature: Signature::of(verdict, Some(module)),
+            ops: if matches!(
+                verdict.kind,
+                VerdictKind::Mismatch | VerdictKind::Nondeterministic
+            ) {
+                ops_of(verdict, module)
+            } else {
+                BTreeSet::new()
+            },
+        })
+    }
+
+    /// Does `verdict` (of `module`) show the same bug?
+    pub fn holds(&self, verdict: &Verdict, module: &Module) -> bool {
+        if !verdict.is_bug() {
+            return false;
+        }
+        let s = Signature::of(verdict, Some(module));
+        if s.kind != self.signature.kind
+            || s.backend != self.signature.backend
+            || s.label != self.signature.label
+        {
+            return false;
+        }
+        match s.kind {
+            VerdictKind::Mismatch | VerdictKind::Nondeterministic => {
+                let ty = |d: &str| d.split(" ops=").next().unwrap_or("").to_string();
+                if ty(&s.detail) != ty(&self.signature.detail) {
+                    return false;
+                }
+                let ops = ops_of(verdict, module);
+                // With no computing op left the output is data movement only; that can still be
+                // the bug when the original had none either.
+                (ops.is_empty() && self.ops.is_empty())
+                    || (!ops.is_empty() && ops.is_subset(&self.ops))
+            }
+            _ => s.detail == self.signature.detail,
+        }
+    }
+}

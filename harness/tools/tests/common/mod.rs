@@ -1,0 +1,49 @@
+//! Helpers shared by the integration tests of `tools` and `hlo-diff` (the CLI includes this file
+//! by path) that run real XLA. Whether they run at all is `test_support`'s policy.
+#![allow(dead_code)]
+
+use engine::backend::{Backend, Outcome};
+use engine::worker::{Platform, WorkerBackend, WorkerConfig};
+use hlo::{ArrayLiteral, Literal, PrimitiveType};
+
+pub use test_support::need_xla;
+
+/// A one-worker `xla-cpu`, or `None` when [`need_xla`] says to skip.
+pub fn xla_cpu() -> Option<WorkerBackend> {
+    need_xla().then(|| WorkerBackend::xla_cpu(WorkerConfig::new(Platform::Cpu).with_workers(1)))
+}
+
+pub fn f32_scalar(v: f32) -> Literal {
+    Literal::Array(
+        ArrayLiteral::from_bytes(PrimitiveType::F32, vec![], v.to_le_bytes().to_vec()).unwrap(),
+    )
+}
+
+/// `log(exp(x))`: algsimp rewrites it to `x`, so x = 100 gives 100 on XLA where IEEE
+/// evaluation gives inf: an intended rewrite that changes the result.
+pub const LOG_EXP: &str = r#"HloModule log_exp
+
+ENTRY main {
+  x = f32[] parameter(0)
+  e = f32[] exponential(x)
+  ROOT l = f32[] log(e)
+}
+"#;
+
+/// Checks that the XLA at hand rewrites log(exp(x)) to x (jaxlib 0.10.2's algsimp does; the
+/// XLA of jaxlib 0.11.2, seen on a GPU box, does not). Tests built on that rewrite fail loudly
+/// without it rather than pass without testing.
+pub fn assert_xla_rewrites_log_exp() {
+    let b = WorkerBackend::xla_cpu(WorkerConfig::new(Platform::Cpu).with_workers(1));
+    match b.run(LOG_EXP, &[f32_scalar(100.0)], &Default::default()) {
+        Outcome::Ok(r) => {
+            let v = r.outputs[0].as_array().unwrap().get(0).to_f64();
+            assert!(
+                v.is_finite(),
+                "this XLA keeps log(exp(x)) (gives {v} for x = 100): the test relies on \
+                 algsimp rewriting it to x, as the pinned jaxlib 0.10.2 does"
+            );
+        }
+        o => panic!("xla-cpu cannot run log(exp(x)): {o}"),
+    }
+}
