@@ -138,33 +138,44 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
     })?;
     let store = Store::open(&args.out)
         .map_err(|e| Failure::bad_input(format!("{}: {e}", args.out.display())))?;
-    let findings = store
-        .findings()
+    let scan = store
+        .scan()
         .map_err(|e| Failure::bad_input(format!("{}: {e}", args.out.display())))?;
-    if global.json {
-        let d = findings::report::ReportData {
-            summary: &summary,
-            findings,
-        };
-        print_json(&findings::report::report_json(&d));
-        return Ok(if d.findings.is_empty() {
-            Exit::Clean
-        } else {
-            Exit::BugFound
-        });
+    // An unreadable record is still something found: reported, and it counts for the exit code.
+    for (file, why) in &scan.unreadable {
+        eprintln!(
+            "warning: {}: unreadable finding record: {why}",
+            file.display()
+        );
     }
+    let exit = if scan.findings.is_empty() && scan.unreadable.is_empty() {
+        Exit::Clean
+    } else {
+        Exit::BugFound
+    };
     let d = findings::report::ReportData {
         summary: &summary,
-        findings,
+        findings: scan.findings,
     };
+    if global.json {
+        let mut v = findings::report::report_json(&d);
+        if let Some(o) = v.as_object_mut() {
+            o.insert(
+                "unreadable_findings".into(),
+                serde_json::json!(scan
+                    .unreadable
+                    .iter()
+                    .map(|(f, why)| serde_json::json!({"file": f, "error": why}))
+                    .collect::<Vec<_>>()),
+            );
+        }
+        print_json(&v);
+        return Ok(exit);
+    }
     print!("{}", findings::report::summary_text(&d));
     println!(
         "\nreports: {}/report.html, report.json, report.md",
         args.out.display()
     );
-    Ok(if d.findings.is_empty() {
-        Exit::Clean
-    } else {
-        Exit::BugFound
-    })
+    Ok(exit)
 }

@@ -114,6 +114,42 @@ pub fn parse_xla_options(opts: &[String]) -> Result<Vec<(String, String)>, Failu
         .collect()
 }
 
+/// The XLA options a finding was found with (`meta.xla_options` of its `finding.json`), empty
+/// when it recorded none.
+pub fn finding_xla_options(dir: &Path) -> Result<Vec<(String, String)>, Failure> {
+    let file = dir.join("finding.json");
+    let Ok(text) = std::fs::read_to_string(&file) else {
+        return Ok(Vec::new());
+    };
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        Failure::bad_input(format!(
+            "{}:{}:{}: {e}",
+            file.display(),
+            e.line(),
+            e.column()
+        ))
+    })?;
+    let opts = v
+        .pointer("/meta/xla_options")
+        .and_then(|o| serde_json::from_value::<Vec<(String, String)>>(o.clone()).ok())
+        .unwrap_or_default();
+    Ok(opts)
+}
+
+/// `stored` options with `given` ones added; a given option replaces a stored one of its name.
+pub fn merge_xla_options(
+    stored: &[(String, String)],
+    given: &[(String, String)],
+) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = stored
+        .iter()
+        .filter(|(k, _)| !given.iter().any(|(g, _)| g == k))
+        .cloned()
+        .collect();
+    out.extend(given.iter().cloned());
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,7 +158,35 @@ mod tests {
     fn an_instruction_is_located_by_its_definition_with_or_without_root_and_percent() {
         let text = "HloModule m\n\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT %add.1 = f32[3] add(p, p)\n}\n";
         assert_eq!(locate_instruction(text, "p"), Some((4, 3)));
-        assert_eq!(locate_instruction(text, "add.1"), Some((5, 8)));
+        assert_eq!(locate_instruction(text, "add.1"), Some((5, 9)));
         assert_eq!(locate_instruction(text, "add"), None);
+    }
+
+    #[test]
+    fn given_xla_options_replace_stored_ones_of_the_same_name() {
+        let o = |k: &str, v: &str| (k.to_string(), v.to_string());
+        let stored = [o("a", "1"), o("b", "2")];
+        let merged = merge_xla_options(&stored, &[o("b", "3"), o("c", "4")]);
+        assert_eq!(merged, vec![o("a", "1"), o("b", "3"), o("c", "4")]);
+    }
+
+    #[test]
+    fn a_finding_records_the_xla_options_it_was_found_with() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("finding.json"),
+            r#"{"meta": {"xla_options": [["xla_cpu_enable_fast_min_max", "true"]]}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            finding_xla_options(dir.path()).unwrap(),
+            vec![(
+                "xla_cpu_enable_fast_min_max".to_string(),
+                "true".to_string()
+            )]
+        );
+        assert!(finding_xla_options(&dir.path().join("none"))
+            .unwrap()
+            .is_empty());
     }
 }

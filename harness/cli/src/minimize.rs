@@ -3,7 +3,9 @@
 //! the repro directory (`--out`).
 
 use super::bisect::xla_backend;
-use super::input::{load_inputs, load_module, parse_xla_options};
+use super::input::{
+    finding_xla_options, load_inputs, load_module, merge_xla_options, parse_xla_options,
+};
 use super::{print_json, Exit, Failure, Global};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -62,10 +64,10 @@ pub fn load_case(target: &Path, inputs: Option<&Path>, seed: u64) -> Result<Case
     Ok(Case { module: m, inputs })
 }
 
-/// The session for `--backends` and `--xla-option`s.
+/// The session for `--backends` and XLA options.
 pub fn session(
     backends: &str,
-    xla_options: &[String],
+    xla_options: Vec<(String, String)>,
     scale: f64,
     voter: bool,
     global: &Global,
@@ -80,7 +82,7 @@ pub fn session(
     Ok(Session {
         workers,
         opts: engine::backend::RunOptions {
-            env_option_overrides: parse_xla_options(xla_options)?,
+            env_option_overrides: xla_options,
             ..Default::default()
         },
         tolerance_scale: scale,
@@ -90,9 +92,16 @@ pub fn session(
 
 pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
     let case = load_case(&args.target, args.inputs.as_deref(), args.seed)?;
+    // A finding is minimized under the XLA options it was found with (given ones added).
+    let stored = if args.target.is_dir() {
+        finding_xla_options(&args.target)?
+    } else {
+        Vec::new()
+    };
+    let xla_options = merge_xla_options(&stored, &parse_xla_options(&args.xla_options)?);
     let session = session(
         &args.backends,
-        &args.xla_options,
+        xla_options,
         args.tolerance_scale,
         !args.no_voter,
         global,

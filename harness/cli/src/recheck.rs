@@ -4,7 +4,7 @@
 //! oracle fix or an XLA upgrade. DIR is a finding directory or a campaign's output directory
 //! (its `findings/` are all rechecked). Nothing is written.
 
-use super::input::{load_inputs, load_module};
+use super::input::{finding_xla_options, load_inputs, load_module, merge_xla_options};
 use super::{print_json, Exit, Failure, Global};
 use judge::classify::Verdict;
 use serde_json::json;
@@ -104,7 +104,9 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
     for d in &dirs {
         let (_, module) = load_module(&d.join("module.hlo"))?;
         let inputs = load_inputs(&module, Some(&d.join("inputs.lit")), 0)?;
-        cases.push((d.clone(), module, inputs));
+        // Each finding is tested under the XLA options it was found with (given ones added).
+        let opts = merge_xla_options(&finding_xla_options(d)?, &xla_options);
+        cases.push((d.clone(), module, inputs, opts));
     }
     let names: Vec<String> = args
         .backends
@@ -117,23 +119,27 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
     engines
         .check_available()
         .map_err(|e| Failure::infrastructure(e.to_string()))?;
-    let tester = Tester::new(&engines, None, &xla_options, campaign_timeouts());
 
     let next = AtomicUsize::new(0);
+    let unavailable: Mutex<Option<String>> = Mutex::new(None);
     let results: Mutex<Vec<Option<(String, Verdict)>>> = Mutex::new(vec![None; cases.len()]);
     std::thread::scope(|s| {
         for _ in 0..jobs {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some((dir, module, inputs)) = cases.get(i) else {
+                let Some((dir, module, inputs, opts)) = cases.get(i) else {
                     break;
                 };
+                let tester = Tester::new(&engines, None, opts, campaign_timeouts());
                 let p = Program {
                     seed: 0,
                     module: module.clone(),
                     inputs: inputs.clone(),
                 };
                 let report = tester.test_programs(0, std::slice::from_ref(&p));
+                if let Some(tools::campaign::Fault::Unavailable(why)) = tester.take_fault() {
+                    *unavailable.lock().unwrap() = Some(why);
+                }
                 let v = report
                     .into_iter()
                     .next()
@@ -152,11 +158,16 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
             });
         }
     });
+    if let Some(why) = unavailable.into_inner().unwrap() {
+        return Err(Failure::infrastructure(format!(
+            "an XLA backend became unavailable during the recheck: {why}"
+        )));
+    }
     let results = results.into_inner().unwrap();
     let mut still = 0usize;
     let mut tally: std::collections::BTreeMap<String, usize> = Default::default();
     let mut rows = Vec::new();
-    for ((dir, _, _), r) in cases.iter().zip(results) {
+    for ((dir, _, _, _), r) in cases.iter().zip(results) {
         let (was, v) = r.expect("every case was tested");
         let now = verdict_name(&v);
         if v.is_bug() {

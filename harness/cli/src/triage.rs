@@ -64,9 +64,16 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
             .unwrap_or_else(|| "module".into());
         files.push((name, args.target.clone()));
     }
+    // Every module is read and verified before anything runs: bad input loses no work.
+    let mut cases = Vec::with_capacity(files.len());
+    for (name, path) in &files {
+        let (_, m) = load_module(path)?;
+        let inputs = load_inputs(&m, args.inputs.as_deref(), args.seed)?;
+        cases.push((name, Case { module: m, inputs }));
+    }
     let session = session(
         &args.backends,
-        &args.xla_options,
+        super::input::parse_xla_options(&args.xla_options)?,
         args.tolerance_scale,
         !args.no_voter,
         global,
@@ -76,12 +83,10 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
         time_limit: Duration::from_secs(args.time_limit),
     };
     let mut results = Vec::new();
-    for (name, path) in &files {
-        let (_, m) = load_module(path)?;
-        let inputs = load_inputs(&m, args.inputs.as_deref(), args.seed)?;
+    for (name, case) in cases {
         let out = args.out.join(name.replace(['/', ' '], "_"));
-        let r = tools::triage::triage(&session, name, Case { module: m, inputs }, &out, &opts)
-            .map_err(Failure::bad_input)?;
+        let r =
+            tools::triage::triage(&session, name, case, &out, &opts).map_err(Failure::bad_input)?;
         if !global.json {
             match &r.report {
                 Some(rep) => println!(

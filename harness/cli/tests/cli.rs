@@ -45,6 +45,32 @@ fn check_names_file_line_and_column_of_a_parse_error_and_exits_2() {
     assert!(stderr.contains("frobnicate"), "{stderr}");
 }
 
+/// `add` declaring `f32[3]` from two `f32[2]` operands: a user's typo, not an XLA bug.
+const BAD_SHAPE: &str =
+    "HloModule m\n\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT s = f32[3] add(p, p)\n}\n";
+
+#[test]
+fn an_invalid_module_is_bad_input_with_line_and_column_in_every_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.hlo");
+    std::fs::write(&bad, BAD_SHAPE).unwrap();
+    let at = format!("{}:5:8:", bad.display());
+    // None of these reaches XLA: the module is refused before anything runs.
+    for args in [
+        vec!["run", "--backends", "interp,xla-cpu"],
+        vec!["run", "--json"],
+        vec!["check"],
+        vec!["bisect"],
+        vec!["minimize"],
+        vec!["triage"],
+    ] {
+        let (code, stdout, stderr) = run(hlo_diff().args(&args).arg(&bad));
+        assert_eq!(code, 2, "{args:?}: exit {code}\n{stdout}{stderr}");
+        assert!(stderr.contains(&at), "{args:?}: no {at} in:\n{stderr}");
+        assert!(!stdout.contains("rejected"), "{args:?}: {stdout}");
+    }
+}
+
 #[test]
 fn check_rejects_binary_junk_and_truncated_text_with_exit_2() {
     let dir = tempfile::tempdir().unwrap();

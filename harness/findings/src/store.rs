@@ -418,6 +418,14 @@ pub struct FindingRecord {
     pub meta: Value,
 }
 
+/// What [`Store::scan`] found.
+#[derive(Clone, Debug, Default)]
+pub struct Scan {
+    pub findings: Vec<(PathBuf, FindingRecord)>,
+    /// `finding.json` files that could not be read or parsed, with why.
+    pub unreadable: Vec<(PathBuf, String)>,
+}
+
 /// A findings store rooted at a campaign's output directory.
 pub struct Store {
     root: PathBuf,
@@ -604,9 +612,16 @@ impl Store {
         })
     }
 
-    /// Every stored finding, sorted by directory name. Unreadable records are skipped.
+    /// Every stored finding that can be read, sorted by directory name (see [`Store::scan`] for
+    /// the unreadable ones).
     pub fn findings(&self) -> io::Result<Vec<(PathBuf, FindingRecord)>> {
-        let mut out = Vec::new();
+        Ok(self.scan()?.findings)
+    }
+
+    /// Every finding directory: the records, and the directories whose `finding.json` cannot be
+    /// read or parsed (with why), both sorted by directory name.
+    pub fn scan(&self) -> io::Result<Scan> {
+        let mut scan = Scan::default();
         for e in fs::read_dir(self.findings_dir())? {
             let p = e?.path();
             if !p.is_dir()
@@ -615,14 +630,19 @@ impl Store {
             {
                 continue;
             }
-            if let Ok(bytes) = fs::read(p.join("finding.json")) {
-                if let Ok(rec) = serde_json::from_slice::<FindingRecord>(&bytes) {
-                    out.push((p, rec));
-                }
+            let file = p.join("finding.json");
+            match fs::read(&file)
+                .map_err(|e| e.to_string())
+                .and_then(|bytes| {
+                    serde_json::from_slice::<FindingRecord>(&bytes).map_err(|e| e.to_string())
+                }) {
+                Ok(rec) => scan.findings.push((p, rec)),
+                Err(why) => scan.unreadable.push((file, why)),
             }
         }
-        out.sort_by(|a, b| a.0.cmp(&b.0));
-        Ok(out)
+        scan.findings.sort_by(|a, b| a.0.cmp(&b.0));
+        scan.unreadable.sort();
+        Ok(scan)
     }
 
     /// Removes temporary directories left by a killed process.

@@ -134,3 +134,60 @@ ENTRY main {
         r.render()
     );
 }
+
+/// A difference an implementation choice XLA is free to make explains: XLA CPU runs with
+/// subnormals flushed to zero, so the sum of two smallest subnormals is 0 where IEEE evaluation
+/// gives 2^-148. The plain comparison sees a difference; the bisector and a campaign both ask the
+/// judge, see a match explained by flush-to-zero, and blame nothing.
+#[test]
+fn bisect_and_campaigns_agree_on_a_difference_an_allowed_choice_explains() {
+    use engine::backend::Backend;
+    use judge::VerdictKind;
+    use tools::campaign::{campaign_timeouts, Engines, Program, Tester};
+    const ADD: &str = "HloModule ftz\n\nENTRY main {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n";
+    let Some(xla) = xla_cpu() else { return };
+    let tiny = f32_scalar(f32::from_bits(1));
+    let inputs = vec![tiny.clone(), tiny];
+    let module = hlo::parse::parse_module(ADD).unwrap();
+
+    // The difference is real: the plain comparison alone would report it.
+    let got = xla.run(ADD, &inputs, &RunOptions::default());
+    let want = engine::interp_backend::InterpBackend::new().run_module(&module, &inputs);
+    let plain = judge::compare::compare(
+        &want.as_ok().unwrap().result(),
+        &got.as_ok().expect("xla-cpu runs the add").result(),
+        &judge::compare::Tolerance::for_module(&module),
+    );
+    assert!(
+        !plain.is_match(),
+        "XLA CPU no longer flushes subnormals: {}",
+        plain.summary()
+    );
+
+    let r = bisect(ADD, &inputs, &xla, &BisectOptions::default()).unwrap();
+    assert!(r.xla_matches_oracle, "{}", r.render());
+    assert!(
+        r.culprit.is_none() && !r.found_divergence(),
+        "{}",
+        r.render()
+    );
+
+    let engines = Engines::new(&["interp".into(), "xla-cpu".into()], 1, None, false).unwrap();
+    let tester = Tester::new(&engines, None, &[], campaign_timeouts());
+    let reports = tester.test_programs(
+        0,
+        &[Program {
+            seed: 0,
+            module,
+            inputs,
+        }],
+    );
+    let v = &reports[0].verdict;
+    assert_eq!(v.kind, VerdictKind::Match, "{v:?}");
+    let e = v
+        .explained
+        .as_ref()
+        .expect("the judge says which choice explained it");
+    assert_eq!(e.choice, "ftz", "{e:?}");
+    assert!(e.max_abs_err > 0.0, "{e:?}");
+}

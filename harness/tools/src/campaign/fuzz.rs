@@ -101,6 +101,11 @@ pub fn fuzz_one(data: &[u8]) -> Option<Finding> {
             inputs,
         }],
     );
+    // A finding that could not be stored, or XLA gone: nothing after this can be trusted.
+    if let Some(f) = tester.take_fault() {
+        eprintln!("hlo_diff: stopping: {f:?}");
+        std::process::exit(3);
+    }
     let r = reports.into_iter().find(|r| r.verdict.is_bug())?;
     Some(Finding {
         dir: r.recorded.map(|r| r.dir().to_path_buf()),

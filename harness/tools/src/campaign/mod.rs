@@ -56,7 +56,7 @@ pub use findings::timings::ModuleTimings;
 pub use fuzz::{fuzz_one, Finding};
 pub use programs::{inputs_for, programs_for, Program};
 pub use run::run_campaign;
-pub use tester::{ProgramReport, Tester};
+pub use tester::{Fault, ProgramReport, Tester};
 
 /// When a campaign stops.
 #[derive(Clone, Debug, Default, PartialEq)]

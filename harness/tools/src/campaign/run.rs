@@ -1,6 +1,7 @@
 //! The campaign loop: threads, the resumable watermark, progress, the reports at the end.
 
 use super::stats::stats_of;
+use super::tester::Fault;
 #[allow(unused_imports)]
 use super::*;
 #[allow(unused_imports)]
@@ -161,12 +162,15 @@ pub fn run_campaign(
         )
     };
     let io_error: Mutex<Option<std::io::Error>> = Mutex::new(None);
+    let fault: Mutex<Option<Fault>> = Mutex::new(None);
+    let halt = AtomicBool::new(false);
     let pack = cfg.pack.max(1);
 
     std::thread::scope(|s| {
         for _ in 0..cfg.jobs.max(1) {
             s.spawn(|| loop {
-                if stop_flag.is_some_and(|f| f.load(Ordering::SeqCst)) {
+                if halt.load(Ordering::SeqCst) || stop_flag.is_some_and(|f| f.load(Ordering::SeqCst))
+                {
                     break;
                 }
                 if cfg.stop.time.is_some_and(|t| started.elapsed() >= t) {
@@ -181,6 +185,12 @@ pub fn run_campaign(
                 let programs = programs_for(cfg.seed, g, pack, &cfg.generator);
                 let gen_ms = tg.elapsed().as_secs_f64() * 1e3;
                 let (reports, tm) = tester.test_programs_timed(g, &programs);
+                if let Some(f) = tester.take_fault() {
+                    // This module is not counted as done: a resumed campaign tests it again.
+                    fault.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(f);
+                    halt.store(true, Ordering::SeqCst);
+                    break;
+                }
                 let mut st = stats_of(&reports);
                 st.time.add(&tm, gen_ms);
                 let mut sh = shared.lock().unwrap_or_else(|e| e.into_inner());
@@ -253,6 +263,20 @@ pub fn run_campaign(
     store.save_state(&sh.state)?;
     if let Some(e) = io_error.into_inner().unwrap_or_else(|e| e.into_inner()) {
         return Err(CampaignError::Io(e));
+    }
+    match fault.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        Some(Fault::Store(e)) => {
+            return Err(CampaignError::Io(std::io::Error::new(
+                e.kind(),
+                format!("could not store a finding, campaign stopped: {e}"),
+            )))
+        }
+        Some(Fault::Unavailable(why)) => {
+            return Err(CampaignError::Infrastructure(format!(
+                "an XLA backend became unavailable, campaign stopped: {why}"
+            )))
+        }
+        None => {}
     }
     sh.timeline.push(Sample {
         t_s: elapsed,

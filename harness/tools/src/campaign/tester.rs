@@ -82,8 +82,20 @@ fn split_result(r: &RunResult, range: std::ops::Range<usize>) -> Option<RunResul
 /// outputs), with their labels.
 type Settled = std::collections::HashMap<(usize, &'static str, Vec<usize>), Label>;
 
+/// Why a tester's work cannot be trusted to go on: the campaign stops on it (the module it
+/// happened in is not counted as done, so a resumed campaign tests it again).
+#[derive(Debug)]
+pub enum Fault {
+    /// A finding could not be written: the invariant is "on disk first".
+    Store(std::io::Error),
+    /// An XLA backend became unavailable (its Python or jaxlib went away).
+    Unavailable(String),
+}
+
 /// Runs, confirms and (for findings) stores everything about one module index.
 pub struct Tester<'a> {
+    /// The first fault met (see [`Tester::take_fault`]).
+    pub fault: Mutex<Option<Fault>>,
     pub engines: &'a Engines,
     pub store: Option<&'a Store>,
     pub opts: RunOptions,
@@ -102,6 +114,7 @@ impl<'a> Tester<'a> {
         timeouts: StageTimeouts,
     ) -> Tester<'a> {
         Tester {
+            fault: Mutex::new(None),
             engines,
             store,
             opts: RunOptions {
@@ -112,6 +125,19 @@ impl<'a> Tester<'a> {
             campaign_seed: 0,
             input_sets: 1,
             generator: generators::Config::default(),
+        }
+    }
+
+    /// The first fault met since the last call, if any. A caller that sees one must not count
+    /// the module it tested as done.
+    pub fn take_fault(&self) -> Option<Fault> {
+        self.fault.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+
+    fn set_fault(&self, f: Fault) {
+        let mut slot = self.fault.lock().unwrap_or_else(|e| e.into_inner());
+        if slot.is_none() {
+            *slot = Some(f);
         }
     }
 
@@ -129,6 +155,19 @@ impl<'a> Tester<'a> {
         g: u64,
         programs: &[Program],
     ) -> (Vec<ProgramReport>, ModuleTimings) {
+        // A generated module our verifier rejects is a generator bug: said so, never run.
+        let invalid: Vec<(usize, String)> = programs
+            .iter()
+            .enumerate()
+            .filter_map(|(j, p)| {
+                hlo::verify::verify_module(&p.module)
+                    .err()
+                    .map(|e| (j, e.to_string()))
+            })
+            .collect();
+        if !invalid.is_empty() {
+            return self.test_valid_programs(g, programs, &invalid);
+        }
         let mut settled = Settled::new();
         let (mut reports, mut timings, packed_ok) =
             self.test_input_set(g, 0, programs, &mut settled);
@@ -146,6 +185,68 @@ impl<'a> Tester<'a> {
                 reports.extend(r);
                 timings.add(&t);
             }
+        }
+        (reports, timings)
+    }
+
+    /// [`Tester::test_programs_timed`] for the programs not in `invalid`, each program of
+    /// `invalid` reported as the generator bug it is (`unsupported`, so no XLA finding).
+    fn test_valid_programs(
+        &self,
+        g: u64,
+        programs: &[Program],
+        invalid: &[(usize, String)],
+    ) -> (Vec<ProgramReport>, ModuleTimings) {
+        let keep: Vec<usize> = (0..programs.len())
+            .filter(|j| !invalid.iter().any(|(b, _)| b == j))
+            .collect();
+        let valid: Vec<Program> = keep
+            .iter()
+            .map(|&j| Program {
+                seed: programs[j].seed,
+                module: programs[j].module.clone(),
+                inputs: programs[j].inputs.clone(),
+            })
+            .collect();
+        let (mut reports, timings) = if valid.is_empty() {
+            (Vec::new(), ModuleTimings::default())
+        } else {
+            self.test_programs_timed(g, &valid)
+        };
+        for r in &mut reports {
+            if let Some(&j) = keep.get(r.program) {
+                r.program = j;
+            }
+        }
+        for (j, why) in invalid {
+            let p = &programs[*j];
+            eprintln!(
+                "hlo-diff: generator bug: our verifier rejects the program of seed {}: {why}",
+                p.seed
+            );
+            let mut v = Judge::offline()
+                .judge(&Trial {
+                    module: &p.module,
+                    text: None,
+                    inputs: &p.inputs,
+                    outcomes: &[(
+                        ORACLE.to_string(),
+                        Outcome::Unsupported {
+                            what: format!("generator bug: our verifier rejects it: {why}"),
+                        },
+                    )],
+                    reruns: &[],
+                    tolerance: &Tolerance::default(),
+                })
+                .verdict;
+            v.backend = None;
+            reports.push(ProgramReport {
+                program: *j,
+                input_set: 0,
+                verdict: v,
+                recorded: None,
+                opcodes: Vec::new(),
+            });
         }
         (reports, timings)
     }
@@ -205,7 +306,10 @@ impl<'a> Tester<'a> {
         let (oracle_outcomes, oracle_ms) = oracle_outcomes;
         timings.oracle_ms = oracle_ms;
         timings.xla_wait_ms = wall.elapsed().as_secs_f64() * 1e3;
-        for (_, o) in &xla_outcomes {
+        for (name, o) in &xla_outcomes {
+            if let Outcome::Unavailable { why } = o {
+                self.set_fault(Fault::Unavailable(format!("{name}: {why}")));
+            }
             if let Outcome::Ok(r) = o {
                 timings.xla_compile_ms += r.timings.compile_ms;
                 timings.xla_execute_ms += r.timings.execute_ms;
@@ -479,7 +583,7 @@ impl<'a> Tester<'a> {
         match store.record(&nf) {
             Ok(r) => Some(r),
             Err(e) => {
-                eprintln!("hlo-diff: could not store a finding: {e}");
+                self.set_fault(Fault::Store(e));
                 None
             }
         }
