@@ -407,7 +407,13 @@ impl<'m> Ctx<'m> {
                     elementwise::unary(i.opcode, x[0], t)
                 })?;
                 let r = f8_nan_bits(i.opcode, r)?;
-                Value::array(crate::variant::adjust(i.opcode, r, &self.opts.variant)?)
+                let args = [&**a(0)?];
+                Value::array(crate::variant::adjust(
+                    i.opcode,
+                    &args,
+                    r,
+                    &self.opts.variant,
+                )?)
             }
             O::Add
             | O::Subtract
@@ -433,7 +439,13 @@ impl<'m> Ctx<'m> {
                         elementwise::binary(i.opcode, x[0], x[1], t)
                     })?;
                 let r = f8_nan_bits(i.opcode, r)?;
-                Value::array(crate::variant::adjust(i.opcode, r, &self.opts.variant)?)
+                let args = [&**a(0)?, &**a(1)?];
+                Value::array(crate::variant::adjust(
+                    i.opcode,
+                    &args,
+                    r,
+                    &self.opts.variant,
+                )?)
             }
             O::Compare => {
                 need(2)?;

@@ -12,7 +12,9 @@
 //!   CPU uses its own polynomial approximations, a few ulps from the correctly rounded result.
 //!   Comparators allow that on floats; a variant nudges the oracle's results by whole ulps so
 //!   that what depends on them discontinuously (comparisons, bitcasts, rounding to integers)
-//!   can be checked against the nudged result too.
+//!   can be checked against the nudged result too. Results XLA never misses (a bound the
+//!   function saturates to, as f64 `tanh(-40) = -1`, or its value at an exact point, as
+//!   `exp(0) = 1`) are not nudged: see [`exact_result`].
 //! - **Denormals**: XLA CPU runs with the CPU's flush-to-zero and denormals-are-zero modes,
 //!   so subnormal floats anywhere (inputs or intermediate results) count as zero. The variant
 //!   runs the oracle in the same CPU mode (x86-64 only).
@@ -44,7 +46,7 @@ pub struct Variant {
     /// `Some(negative)`: every NaN an arithmetic op produces gets this sign.
     pub nan_sign: Option<bool>,
     /// Results of approximated functions move this many ulps (of their type) up, or down when
-    /// negative; finite results stay finite.
+    /// negative; finite results stay finite, and exact ones ([`exact_result`]) stay as they are.
     pub nudge_ulps: i32,
     /// Only the results of this approximated op move (`None`: of every approximated op).
     pub nudge_only: Option<Opcode>,
@@ -132,6 +134,55 @@ pub const APPROXIMATED: &[Opcode] = &[
     Opcode::Fft,
 ];
 
+/// Results an approximated function never misses, which nudges leave alone: the exact value
+/// at an exact point (`exp(0) = 1`, `sin(0) = 0`, `log(1) = 0`) and the bound the function
+/// saturates to (`tanh` at +-1, `exp` underflowing to 0, `expm1` at -1). Moving them by an ulp
+/// would give a value no implementation returns: `1 + tanh(-40)` would be 2^-53 instead of 0,
+/// and whatever multiplies it afterwards would be "explained" however far XLA's result is.
+///
+/// `r` is the real result (component type `ty`, finite) of `op` on the real operands `args`
+/// (`NaN` where unknown). Only what XLA CPU (jaxlib 0.10.2) returns exactly is listed, measured
+/// on f16, bf16, f32 and f64 over dense sweeps of the approaches to each bound
+/// (`tests/saturation.rs`, KNOWN_DIFFERENCES.md "Exact results of approximated functions"):
+/// f64 `tanh` is +-1 on XLA only from |x| = 20 (below, down to 19.06 where the correctly
+/// rounded result is already +-1, XLA returns 1 - 7 * 2^-53), and f32 `atan2` near +-pi/2
+/// is an ulp either side of the rounded value, so those results keep being nudged; so do the
+/// functions XLA CPU does not implement (acos, sinh, ...).
+pub fn exact_result(op: Opcode, ty: PrimitiveType, args: &[f64], r: f64) -> bool {
+    use Opcode as O;
+    let zero = r == 0.0;
+    match op {
+        O::Tanh => {
+            let x = args.first().copied().unwrap_or(f64::NAN);
+            zero || r.abs() == 1.0 && (ty != PrimitiveType::F64 || x.abs() >= 20.0)
+        }
+        O::Erf => zero || r.abs() == 1.0,
+        O::Logistic | O::Exp | O::Power => zero || r == 1.0,
+        O::Expm1 => zero || r == -1.0,
+        O::Cos => r == 1.0,
+        O::Log | O::Log1p | O::Sin | O::Tan | O::Cbrt | O::Rsqrt => zero,
+        O::Atan2 => {
+            let pi = |v: f64| r.abs() == rounded(ty, v);
+            zero || pi(std::f64::consts::PI)
+                || ty != PrimitiveType::F32 && pi(std::f64::consts::FRAC_PI_2)
+        }
+        _ => false,
+    }
+}
+
+/// `v` rounded to the float type `ty` (NaN if it cannot be).
+fn rounded(ty: PrimitiveType, v: f64) -> f64 {
+    match ty {
+        PrimitiveType::F64 => return v,
+        PrimitiveType::F32 => return v as f32 as f64,
+        _ => {}
+    }
+    let a = Array::new(PrimitiveType::F64, vec![1], Buffer::F64(vec![v]));
+    crate::convert::convert(&a, ty)
+        .map(|c| crate::elementwise::to_f64s(&c.buf)[0])
+        .unwrap_or(f64::NAN)
+}
+
 /// Runs `f` with the x86-64 MXCSR flush-to-zero and denormals-are-zero bits set, on a one-off
 /// thread pool whose threads all have them (the oracle's parallel loops run on rayon), or
 /// `Unsupported` on other architectures.
@@ -184,8 +235,9 @@ fn sign_layout(ty: PrimitiveType) -> Option<u32> {
     }
 }
 
-/// Applies `v` to the result `a` of elementwise op `op`.
-pub fn adjust(op: Opcode, a: Array, v: &Variant) -> Result<Array> {
+/// Applies `v` to the result `a` of elementwise op `op` on the operands `args` (same shape as
+/// `a`; they tell results that are exact, see [`exact_result`], from those that may move).
+pub fn adjust(op: Opcode, args: &[&Array], a: Array, v: &Variant) -> Result<Array> {
     if v.leaves_elementwise_results() || !(a.ty.is_float() || a.ty.is_complex()) {
         return Ok(a);
     }
@@ -219,9 +271,38 @@ pub fn adjust(op: Opcode, a: Array, v: &Variant) -> Result<Array> {
     let bits = to_bits(&a.buf);
     let parts = if a.ty.is_complex() { 2 } else { 1 };
     let mask = (1u128 << width) - 1;
+    // Real results only: complex functions are nudged as they are (their parts are no bounds).
+    let check_exact = nudge != 0 && !a.ty.is_complex();
+    let operands: Vec<Vec<f64>> = if check_exact {
+        args.iter()
+            .map(|x| crate::elementwise::to_f64s(&x.buf))
+            .map(|x| {
+                if x.len() == bits.len() {
+                    x
+                } else {
+                    vec![f64::NAN; bits.len()]
+                }
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let mut at = Vec::with_capacity(operands.len());
     let out: Vec<u128> = bits
         .iter()
-        .map(|&b| {
+        .enumerate()
+        .map(|(i, &b)| {
+            let nudge = if !check_exact {
+                nudge
+            } else {
+                at.clear();
+                at.extend(operands.iter().map(|x| x[i]));
+                if exact_result(op, comp, &at, value_of(comp, b & mask)) {
+                    0
+                } else {
+                    nudge
+                }
+            };
             let mut part = [0u128; 2];
             for (p, out) in part.iter_mut().enumerate().take(parts) {
                 let mut x = (b >> (p * width as usize)) & mask;
@@ -324,35 +405,96 @@ mod tests {
             nan_sign: Some(true),
             ..Variant::default()
         };
-        let r = adjust(Opcode::Remainder, a.clone(), &neg).unwrap();
+        let r = adjust1(Opcode::Remainder, a.clone(), &neg).unwrap();
         assert_eq!(f32s(&r), vec![0xffc0_0000, 0xffc0_0000, 1f32.to_bits()]);
-        let kept = adjust(Opcode::Negate, a, &neg).unwrap();
+        let kept = adjust1(Opcode::Negate, a, &neg).unwrap();
         assert_eq!(f32s(&kept), f32s(&f32_array(&[f32::NAN, -f32::NAN, 1.0])));
+    }
+
+    /// `adjust` of a unary op's result `a` (its operand unknown: NaN).
+    fn adjust1(op: Opcode, a: Array, v: &Variant) -> Result<Array> {
+        let x = f32_array(&vec![f32::NAN; a.dims[0]]);
+        adjust(op, &[&x], a, v)
     }
 
     #[test]
     fn nudge_moves_approximated_results_by_ulps_across_zero_and_not_past_the_largest() {
-        let a = f32_array(&[1.0, -1.0, 0.0, f32::MAX, f32::INFINITY]);
+        let tiny = f32::from_bits(1);
+        let a = f32_array(&[1.0, -1.0, -tiny, f32::MAX, f32::INFINITY, 0.0]);
         let up = Variant {
             nudge_ulps: 1,
             ..Variant::default()
         };
-        let r = adjust(Opcode::Cbrt, a.clone(), &up).unwrap();
+        let r = adjust1(Opcode::Cbrt, a.clone(), &up).unwrap();
         let b = f32s(&r);
         assert_eq!(b[0], 1f32.to_bits() + 1);
         assert_eq!(b[1], (-1f32).to_bits() - 1);
-        assert_eq!(f32::from_bits(b[2]), f32::from_bits(1));
+        assert_eq!(f32::from_bits(b[2]), 0.0);
         assert_eq!(f32::from_bits(b[3]), f32::MAX);
         assert_eq!(f32::from_bits(b[4]), f32::INFINITY);
+        // cbrt(+-0) = +-0 is exact (`exact_result`).
+        assert_eq!(b[5], 0);
         let down = Variant {
-            nudge_ulps: -1,
+            nudge_ulps: -2,
             ..Variant::default()
         };
-        let r = adjust(Opcode::Cbrt, f32_array(&[0.0]), &down).unwrap();
+        let r = adjust1(Opcode::Cbrt, f32_array(&[tiny]), &down).unwrap();
         assert_eq!(f32s(&r), vec![0x8000_0001]);
         // Exact ops are never nudged.
-        let r = adjust(Opcode::Add, f32_array(&[1.0]), &up).unwrap();
+        let r = adjust1(Opcode::Add, f32_array(&[1.0]), &up).unwrap();
         assert_eq!(f32s(&r), vec![1f32.to_bits()]);
+    }
+
+    /// Exact results stay, per opcode and operand: f64 tanh is +-1 on XLA CPU only from
+    /// |x| = 20 on, so a 1 from x = 19.5 still moves.
+    #[test]
+    fn exact_results_of_approximated_functions_are_not_nudged() {
+        let f64_array =
+            |v: &[f64]| Array::new(PrimitiveType::F64, vec![v.len()], Buffer::F64(v.to_vec()));
+        let f64s = |a: &Array| match &a.buf {
+            Buffer::F64(v) => v.clone(),
+            _ => panic!("not f64"),
+        };
+        let up = Variant {
+            nudge_ulps: 1,
+            ..Variant::default()
+        };
+        let x = f64_array(&[-40.0, 19.5, 0.0, 0.5]);
+        let r = adjust(
+            Opcode::Tanh,
+            &[&x],
+            f64_array(&[-1.0, 1.0, 0.0, 0.5f64.tanh()]),
+            &up,
+        );
+        let r = f64s(&r.unwrap());
+        assert_eq!(r[0], -1.0);
+        assert_eq!(r[1], 1.0 + f64::EPSILON);
+        assert_eq!(r[2].to_bits(), 0);
+        assert_eq!(r[3].to_bits(), 0.5f64.tanh().to_bits() + 1);
+        // The same bound in f32 stays whatever the operand.
+        let x = f32_array(&[9.5, -20.0]);
+        let r = adjust(Opcode::Tanh, &[&x], f32_array(&[1.0, -1.0]), &up).unwrap();
+        assert_eq!(f32s(&r), vec![1f32.to_bits(), (-1f32).to_bits()]);
+        // Only the opcode's own bounds stay: expm1's -1, not its 1.
+        let r = adjust1(Opcode::Expm1, f32_array(&[-1.0, 1.0]), &up).unwrap();
+        assert_eq!(f32s(&r), vec![(-1f32).to_bits(), 1f32.to_bits() + 1]);
+        // atan2: pi is exact in f32, pi/2 is not; in f64 both are.
+        let (y, xx) = (f32_array(&[0.0, 1.0]), f32_array(&[-1.0, 0.0]));
+        let pi = std::f32::consts::PI;
+        let half = std::f32::consts::FRAC_PI_2;
+        let r = adjust(Opcode::Atan2, &[&y, &xx], f32_array(&[pi, half]), &up).unwrap();
+        assert_eq!(f32s(&r), vec![pi.to_bits(), half.to_bits() + 1]);
+        let (y, xx) = (f64_array(&[0.0, 1.0]), f64_array(&[-1.0, 0.0]));
+        let r = adjust(
+            Opcode::Atan2,
+            &[&y, &xx],
+            f64_array(&[std::f64::consts::PI, std::f64::consts::FRAC_PI_2]),
+            &up,
+        );
+        assert_eq!(
+            f64s(&r.unwrap()),
+            vec![std::f64::consts::PI, std::f64::consts::FRAC_PI_2]
+        );
     }
 
     #[test]
@@ -367,7 +509,7 @@ mod tests {
             nudge_ulps: 1,
             ..Variant::default()
         };
-        let r = adjust(Opcode::Log, a, &v).unwrap();
+        let r = adjust(Opcode::Log, &[&a.clone()], a, &v).unwrap();
         match r.buf {
             Buffer::C64(v) => {
                 assert_eq!(v[0].re.to_bits(), 0xffc0_0000);
@@ -404,17 +546,18 @@ mod normwise_tests {
             _ => panic!("not c128"),
         };
         let ulp = f64::EPSILON / 2.0; // of 0.785 (in [0.5, 1))
-        let down = get(adjust(Opcode::Atan2, z(0.785, 1e-17), &v(-1)).unwrap());
+        let down = get(adjust(Opcode::Atan2, &[], z(0.785, 1e-17), &v(-1)).unwrap());
         assert_eq!(down.re, 0.785 - ulp);
         assert_eq!(down.im, 1e-17 - ulp);
         assert!(down.im < 0.0);
-        let up = get(adjust(Opcode::Atan2, z(3e-17, -2.0), &v(2)).unwrap());
+        let up = get(adjust(Opcode::Atan2, &[], z(3e-17, -2.0), &v(2)).unwrap());
         assert_eq!(up.im, -2.0 + 2.0 * f64::EPSILON);
         assert_eq!(up.re, 3e-17 + 2.0 * f64::EPSILON);
-        let inf = get(adjust(Opcode::Log, z(f64::INFINITY, 1.0), &v(1)).unwrap());
+        let inf = get(adjust(Opcode::Log, &[], z(f64::INFINITY, 1.0), &v(1)).unwrap());
         assert_eq!((inf.re, inf.im), (f64::INFINITY, 1.0));
         let real = adjust(
             Opcode::Log,
+            &[],
             Array::new(PrimitiveType::F64, vec![1], Buffer::F64(vec![2.0])),
             &v(1),
         )
