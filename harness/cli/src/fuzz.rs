@@ -1,8 +1,10 @@
 //! `hlo-diff fuzz`: a differential campaign (see [`tools::campaign`]).
 //!
 //! Stops at `--time` or after `--iterations` modules (a total over a resumed campaign), writes
-//! findings, `campaign.json` and the reports under `--out`, and prints the summary. Exit 1 when
-//! the store holds findings.
+//! findings, `campaign.json` and the reports under `--out`, then minimizes and buckets the new
+//! findings (a share of `--time`, or `--minimize-time`) and prints the summary. Exit 1 when a
+//! bucket is NEW (no registry entry and no `--history` knows it) or a finding is left
+//! unbucketed; `--fail-on-any-finding` makes any finding exit 1.
 
 use super::{print_json, Exit, Failure, Global};
 use findings::store::Store;
@@ -51,6 +53,28 @@ pub struct Args {
     /// Hide the progress bar.
     #[arg(long)]
     pub quiet: bool,
+    /// Leave findings as found: no minimization, no buckets (every finding is then unbucketed).
+    #[arg(long)]
+    pub no_minimize: bool,
+    /// With --time: the share of it kept for minimizing findings.
+    #[arg(long, default_value_t = tools::campaign::DEFAULT_MINIMIZE_SHARE, value_name = "FRACTION")]
+    pub minimize_share: f64,
+    /// Without --time: the budget of the minimization phase (default: until all are done).
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub minimize_time: Option<Duration>,
+    /// The limit per finding.
+    #[arg(long, value_parser = parse_duration, default_value = "60s", value_name = "DURATION")]
+    pub minimize_per_finding: Duration,
+    /// The known-bug registry directory (default: the repository's corpora/known-bugs).
+    #[arg(long, value_name = "DIR")]
+    pub registry: Option<PathBuf>,
+    /// Bucket history (JSON, bucket id -> first seen): buckets in it are "seen before", not
+    /// NEW; the campaign's buckets are added to it.
+    #[arg(long, value_name = "FILE")]
+    pub history: Option<PathBuf>,
+    /// Exit 1 when the campaign has any finding, known or not.
+    #[arg(long)]
+    pub fail_on_any_finding: bool,
 }
 
 /// `90` (seconds), `30s`, `10m`, `2h`, `1.5m`.
@@ -130,7 +154,21 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
         voter: !args.no_voter,
         progress: !args.quiet && !global.json,
         timeouts: campaign_timeouts(),
+        minimize: (!args.no_minimize).then(|| tools::campaign::MinimizeConfig {
+            budget: args.minimize_time,
+            per_finding: args.minimize_per_finding,
+            ..Default::default()
+        }),
+        minimize_share: args.minimize_share.clamp(0.0, 0.95),
+        registry: args
+            .registry
+            .clone()
+            .unwrap_or_else(findings::registry::Registry::default_dir),
+        history: args.history.clone(),
     };
+    // NEW is judged against the history as it was before this campaign (which adds to it).
+    let history = findings::report::read_history(args.history.as_deref())
+        .map_err(|e| Failure::bad_input(e.to_string()))?;
     let summary = run_campaign(&cfg, None).map_err(|e| match e {
         CampaignError::Usage(m) => Failure::bad_input(m),
         CampaignError::Infrastructure(m) => Failure::infrastructure(m),
@@ -148,14 +186,14 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
             file.display()
         );
     }
-    let exit = if scan.findings.is_empty() && scan.unreadable.is_empty() {
-        Exit::Clean
-    } else {
+    let registry = findings::registry::Registry::load(&cfg.registry)
+        .map_err(|e| Failure::bad_input(e.to_string()))?;
+    let any = !scan.findings.is_empty() || !scan.unreadable.is_empty();
+    let d = findings::report::ReportData::new(&summary, scan.findings, &registry, &history);
+    let exit = if (args.fail_on_any_finding && any) || d.has_new() || !scan.unreadable.is_empty() {
         Exit::BugFound
-    };
-    let d = findings::report::ReportData {
-        summary: &summary,
-        findings: scan.findings,
+    } else {
+        Exit::Clean
     };
     if global.json {
         let mut v = findings::report::report_json(&d);

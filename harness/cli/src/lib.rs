@@ -6,6 +6,7 @@
 //! usage, 3 infrastructure missing.
 
 pub mod bisect;
+pub mod bucket;
 pub mod check;
 pub mod dump;
 pub mod fuzz;
@@ -101,6 +102,8 @@ pub enum Command {
     Triage(triage::Args),
     /// Test stored findings again, as a campaign would, with the current build and jaxlib.
     Recheck(recheck::Args),
+    /// The root-cause bucket of a module or finding, and whether the known-bug registry knows it.
+    Bucket(bucket::Args),
 }
 
 /// Runs a parsed command line.
@@ -116,6 +119,7 @@ pub fn run(cli: Cli) -> Result<Exit, Failure> {
         Command::Bisect(a) => bisect::run(a, &cli.global),
         Command::Triage(a) => triage::run(a, &cli.global),
         Command::Recheck(a) => recheck::run(a, &cli.global),
+        Command::Bucket(a) => bucket::run(a, &cli.global),
     }
 }
 

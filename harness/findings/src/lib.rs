@@ -4,6 +4,8 @@
 //! hlo-diff's literal file format, repro directories ([`repro`]) and campaign reports
 //! ([`report`], fed by [`summary::CampaignSummary`]).
 
+pub mod bucket;
+pub mod registry;
 pub mod report;
 pub mod repro;
 pub mod store;

@@ -39,4 +39,18 @@ pub struct CampaignSummary {
     pub xla_info: serde_json::Value,
     pub out: PathBuf,
     pub resumed: bool,
+    /// What minimizing the findings did, when the campaign minimized.
+    pub minimize: Option<MinimizeSummary>,
+}
+
+/// What the phase did.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct MinimizeSummary {
+    pub minimized: usize,
+    pub not_reproduced: usize,
+    pub failed: usize,
+    /// Findings left for a later run (the budget ran out).
+    pub left: usize,
+    pub tests: usize,
+    pub elapsed_s: f64,
 }

@@ -205,19 +205,22 @@ pub fn leaves(r: &RunResult) -> Vec<&ArrayLiteral> {
 
 fn first_line(s: &str) -> String {
     let t = s.trim();
-    // Prefer a line that says what went wrong (CHECK failure, LLVM ERROR, F-log line).
-    let pick = t
-        .lines()
-        .rev()
-        .find(|l| {
-            l.contains("Check failed")
-                || l.contains("LLVM ERROR")
-                || l.contains("error")
-                || l.contains("Error")
+    // The line that says what went wrong, most specific first: a CHECK failure, an LLVM fatal
+    // error, an uncaught C++ exception's `what()`, then any error line; Python's
+    // "Fatal Python error: <signal>" only says which signal, so it comes last.
+    let lines: Vec<&str> = t.lines().collect();
+    let find = |pred: &dyn Fn(&str) -> bool| lines.iter().rev().find(|l| pred(l)).copied();
+    let pick = find(&|l| l.contains("Check failed"))
+        .or_else(|| find(&|l| l.contains("LLVM ERROR")))
+        .or_else(|| find(&|l| l.contains("what():")))
+        .or_else(|| find(&|l| l.contains("terminate called")))
+        .or_else(|| {
+            find(&|l| (l.contains("error") || l.contains("Error")) && !l.contains("Fatal Python"))
         })
-        .or_else(|| t.lines().rev().find(|l| !l.trim().is_empty()))
+        .or_else(|| find(&|l| l.contains("Fatal Python error")))
+        .or_else(|| find(&|l| !l.trim().is_empty()))
         .unwrap_or("");
-    pick.chars().take(400).collect()
+    pick.trim().chars().take(400).collect()
 }
 
 /// Classifies the outcomes of one module on several backends (`(backend name, outcome)`, the

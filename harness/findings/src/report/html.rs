@@ -262,7 +262,34 @@ pub fn render(d: &ReportData) -> String {
         &cov,
         "#17becf",
     ));
-    o.push_str("</div><h2>Findings</h2>");
+    o.push_str("</div>");
+    let new = d.new_buckets();
+    let _ = write!(o, "<h2>Bugs: {} buckets, {} NEW</h2>", d.buckets.len(), new);
+    if !d.buckets.is_empty() {
+        o.push_str("<table><tr><th></th><th>title</th><th>known as</th><th>occurrences</th><th>findings</th><th>repro</th><th>bucket</th></tr>");
+        for b in &d.buckets {
+            let _ = write!(
+                o,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code></td></tr>",
+                if b.new { "<b>NEW</b>" } else if b.intended() { "intended" } else { "known" },
+                esc(&b.title),
+                esc(&b.known.as_ref().map(|k| k.id.clone()).unwrap_or_default()),
+                b.count,
+                b.findings.len(),
+                esc(&b.repro.as_ref().map(|r| format!("{} ({} instructions)", r.display(), b.instructions)).unwrap_or_default()),
+                esc(&b.id)
+            );
+        }
+        o.push_str("</table>");
+    }
+    if !d.unbucketed.is_empty() {
+        let _ = write!(
+            o,
+            "<p>{} findings not minimized yet.</p>",
+            d.unbucketed.len()
+        );
+    }
+    o.push_str("<h2>Findings</h2>");
     if d.findings.is_empty() {
         o.push_str("<p>None.</p>");
     } else {

@@ -1,6 +1,93 @@
 //! The markdown summary (printed on stdout at the end of a campaign and saved as `report.md`).
 
 use super::ReportData;
+use crate::bucket::BucketView;
+use std::fmt::Write as _;
+
+/// The repro module's text of a bucket, when it has one.
+fn repro_module(b: &BucketView) -> Option<(String, String)> {
+    let dir = b.repro.as_ref()?;
+    let rd = std::fs::read_dir(dir).ok()?;
+    let file = rd.flatten().map(|e| e.path()).find(|p| {
+        p.file_name()
+            .is_some_and(|n| n.to_string_lossy().ends_with(".before_optimizations.txt"))
+    })?;
+    let text = std::fs::read_to_string(&file).ok()?;
+    Some((file.display().to_string(), text))
+}
+
+/// The bugs: NEW buckets in full (what an upstream issue needs), then known ones, one line each.
+pub fn bugs_text(d: &ReportData) -> String {
+    let mut o = String::new();
+    let new: Vec<&BucketView> = d.buckets.iter().filter(|b| b.new).collect();
+    let intended = d.buckets.iter().filter(|b| b.intended()).count();
+    let _ = writeln!(
+        o,
+        "\n## Bugs: {} buckets, {} NEW, {} known ({} of them intended behaviour){}\n",
+        d.buckets.len(),
+        new.len(),
+        d.buckets.len() - new.len(),
+        intended,
+        if d.unbucketed.is_empty() {
+            String::new()
+        } else {
+            format!("; {} findings not minimized yet", d.unbucketed.len())
+        }
+    );
+    for b in &new {
+        let _ = writeln!(o, "### NEW: {}\n", b.title);
+        let _ = writeln!(
+            o,
+            "- bucket `{}`: {} occurrences in {} finding(s); examples: {}",
+            b.id,
+            b.count,
+            b.findings.len(),
+            b.examples.join(", ")
+        );
+        if let Some(r) = &b.repro {
+            let _ = writeln!(
+                o,
+                "- repro ({} instructions): `{}` (README.md: expected vs actual, versions, the \
+                 `run_hlo_module` line)",
+                b.instructions,
+                r.display()
+            );
+        }
+        if !b.signature.culprit.is_empty() {
+            let _ = writeln!(o, "- culprit: {}", b.signature.culprit);
+        }
+        if let Some((file, text)) = repro_module(b) {
+            let _ = writeln!(o, "\n`{file}`:\n```\n{}\n```", text.trim_end());
+        }
+        o.push('\n');
+    }
+    let known: Vec<&BucketView> = d.buckets.iter().filter(|b| !b.new).collect();
+    if !known.is_empty() {
+        o.push_str("| known as | title | status | occurrences | bucket |\n|---|---|---|---|---|\n");
+        for b in known {
+            let (id, title, status) = match &b.known {
+                Some(k) => (
+                    k.id.clone(),
+                    k.title.clone(),
+                    format!("{:?}", k.status).to_lowercase(),
+                ),
+                None => (
+                    "(seen before)".to_string(),
+                    b.title.clone(),
+                    format!("first seen {}", b.seen_before.clone().unwrap_or_default()),
+                ),
+            };
+            let _ = writeln!(
+                o,
+                "| {id} | {} | {status} | {} | `{}` |",
+                title.replace('|', "\\|"),
+                b.count,
+                b.id
+            );
+        }
+    }
+    o
+}
 
 /// The summary as markdown.
 pub fn summary_text(d: &ReportData) -> String {
@@ -49,6 +136,7 @@ pub fn summary_text(d: &ReportData) -> String {
         }
     ));
     o.push_str(&format!("- opcodes covered: {}\n", st.op_coverage.len()));
+    o.push_str(&bugs_text(d));
     o.push_str(&format!(
         "\n## Findings ({} distinct)\n\n",
         d.findings.len()

@@ -17,11 +17,18 @@
 //! findings_by_kind {kind: distinct findings}
 //! occurrences_by_kind {kind: occurrences}
 //! findings_by_op  {op: distinct mismatch/nondeterministic findings whose pattern has it}
+//! buckets         [{id, new, title, known: {id, title, status, upstream} | null, seen_before,
+//!                   count, findings, repro, instructions, examples, signature}]  NEW first
+//! new_buckets     how many buckets are NEW (neither the registry nor the history knows them)
+//! unbucketed      finding directories not minimized yet (counted as NEW by `hlo-diff fuzz`)
+//! minimize        {minimized, not_reproduced, failed, left, tests, elapsed_s} | null
 //! ```
 
 mod html;
 mod markdown;
 
+use crate::bucket::{group, BucketView, History};
+use crate::registry::Registry;
 use crate::store::{write_atomic, FindingRecord, Store};
 use crate::summary::CampaignSummary;
 use serde_json::{json, Value};
@@ -30,13 +37,45 @@ use std::path::PathBuf;
 
 pub use markdown::summary_text;
 
-/// The report's data: the summary plus the findings read back from the store.
+/// The report's data: the summary plus the findings read back from the store, and their
+/// buckets.
 pub struct ReportData<'a> {
     pub summary: &'a CampaignSummary,
     pub findings: Vec<(PathBuf, FindingRecord)>,
+    /// NEW first (see [`crate::bucket::group`]).
+    pub buckets: Vec<BucketView>,
+    /// Findings not minimized yet.
+    pub unbucketed: Vec<PathBuf>,
 }
 
-impl ReportData<'_> {
+impl<'a> ReportData<'a> {
+    /// The data of `findings`, bucketed with `registry` and `history`.
+    pub fn new(
+        summary: &'a CampaignSummary,
+        findings: Vec<(PathBuf, FindingRecord)>,
+        registry: &Registry,
+        history: &History,
+    ) -> ReportData<'a> {
+        let (buckets, unbucketed) = group(&findings, registry, history);
+        ReportData {
+            summary,
+            findings,
+            buckets,
+            unbucketed,
+        }
+    }
+
+    /// NEW buckets (intended behaviour never is one).
+    pub fn new_buckets(&self) -> usize {
+        self.buckets.iter().filter(|b| b.new).count()
+    }
+
+    /// Whether the campaign found something no one knows: a NEW bucket, or a finding not
+    /// bucketed yet (it may be one).
+    pub fn has_new(&self) -> bool {
+        self.new_buckets() > 0 || !self.unbucketed.is_empty()
+    }
+
     pub fn findings_by_kind(&self) -> BTreeMap<String, (u64, u64)> {
         let mut m: BTreeMap<String, (u64, u64)> = BTreeMap::new();
         for (_, f) in &self.findings {
@@ -86,15 +125,21 @@ pub fn report_json(d: &ReportData) -> Value {
         "findings_by_kind": by_kind.iter().map(|(k, v)| (k.clone(), json!(v.0))).collect::<serde_json::Map<_, _>>(),
         "occurrences_by_kind": by_kind.iter().map(|(k, v)| (k.clone(), json!(v.1))).collect::<serde_json::Map<_, _>>(),
         "findings_by_op": d.findings_by_op(),
+        "buckets": d.buckets,
+        "new_buckets": d.new_buckets(),
+        "unbucketed": d.unbucketed,
+        "minimize": s.minimize,
     })
 }
 
 /// Writes `report.json`, `report.html` and `report.md` into the campaign's directory.
-pub fn write_reports(summary: &CampaignSummary, store: &Store) -> std::io::Result<()> {
-    let d = ReportData {
-        summary,
-        findings: store.findings()?,
-    };
+pub fn write_reports(
+    summary: &CampaignSummary,
+    store: &Store,
+    registry: &Registry,
+    history: &History,
+) -> std::io::Result<()> {
+    let d = ReportData::new(summary, store.findings()?, registry, history);
     let root = store.root();
     write_atomic(
         &root.join("report.json"),
@@ -103,4 +148,60 @@ pub fn write_reports(summary: &CampaignSummary, store: &Store) -> std::io::Resul
     write_atomic(&root.join("report.html"), html::render(&d).as_bytes())?;
     write_atomic(&root.join("report.md"), summary_text(&d).as_bytes())?;
     Ok(())
+}
+
+/// The bucket history at `path` (empty when `None` or missing).
+pub fn read_history(path: Option<&std::path::Path>) -> std::io::Result<History> {
+    let Some(p) = path else {
+        return Ok(History::new());
+    };
+    match std::fs::read(p) {
+        Ok(b) => serde_json::from_slice(&b).map_err(|e| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("{}:{}:{}: {e}", p.display(), e.line(), e.column()),
+            )
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(History::new()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Today's date (UTC) as `YYYY-MM-DD`.
+pub fn today() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    // Days since 1970-01-01 to a civil date (the proleptic Gregorian calendar).
+    let z = (secs / 86_400) as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// Adds the store's buckets that `history` does not hold yet (first seen today) and writes it
+/// to `path`.
+pub fn update_history(
+    path: &std::path::Path,
+    store: &Store,
+    registry: &Registry,
+    history: &History,
+) -> std::io::Result<()> {
+    let (buckets, _) = group(&store.findings()?, registry, history);
+    let mut h = history.clone();
+    let day = today();
+    for b in buckets {
+        h.entry(b.id).or_insert_with(|| day.clone());
+    }
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    write_atomic(path, &serde_json::to_vec_pretty(&h)?)
 }

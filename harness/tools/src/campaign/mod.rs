@@ -44,12 +44,14 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
+mod bugs;
 mod fuzz;
 mod programs;
 mod run;
 mod stats;
 mod tester;
 
+pub use bugs::{bucket_case, culprit_of, minimize_pending, MinimizeConfig, MinimizeSummary};
 pub use engine::engines::{EngineError, Engines};
 pub use findings::summary::{CampaignSummary, Sample};
 pub use findings::timings::ModuleTimings;
@@ -91,6 +93,14 @@ pub struct CampaignConfig {
     /// Show a progress bar (only when stderr is a terminal).
     pub progress: bool,
     pub timeouts: StageTimeouts,
+    /// Minimize and bucket new findings after the fuzz phase (`None`: leave them as found).
+    pub minimize: Option<MinimizeConfig>,
+    /// With a time limit, the share of it kept for minimizing (the fuzz phase stops earlier).
+    pub minimize_share: f64,
+    /// The known-bug registry (default: the repository's `corpora/known-bugs`).
+    pub registry: PathBuf,
+    /// Bucket ids earlier campaigns saw (a JSON object id -> first seen); updated at the end.
+    pub history: Option<PathBuf>,
 }
 
 impl Default for CampaignConfig {
@@ -115,9 +125,16 @@ impl Default for CampaignConfig {
             voter: true,
             progress: true,
             timeouts: campaign_timeouts(),
+            minimize: Some(MinimizeConfig::default()),
+            minimize_share: DEFAULT_MINIMIZE_SHARE,
+            registry: findings::registry::Registry::default_dir(),
+            history: None,
         }
     }
 }
+
+/// The share of a timed campaign kept for minimizing its findings.
+pub const DEFAULT_MINIMIZE_SHARE: f64 = 0.2;
 
 /// Input sets per program by default: a later set costs an execution and an oracle run, no
 /// compile (see `cargo bench -p tools --bench campaign`).

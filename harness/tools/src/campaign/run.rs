@@ -166,6 +166,11 @@ pub fn run_campaign(
     let halt = AtomicBool::new(false);
     let pack = cfg.pack.max(1);
 
+    // With minimization and a time limit, the fuzz phase leaves a share of the time for it.
+    let fuzz_time = match (&cfg.minimize, cfg.stop.time) {
+        (Some(_), Some(t)) => Some(t.mul_f64((1.0 - cfg.minimize_share).clamp(0.05, 1.0))),
+        (_, t) => t,
+    };
     std::thread::scope(|s| {
         for _ in 0..cfg.jobs.max(1) {
             s.spawn(|| loop {
@@ -173,7 +178,7 @@ pub fn run_campaign(
                 {
                     break;
                 }
-                if cfg.stop.time.is_some_and(|t| started.elapsed() >= t) {
+                if fuzz_time.is_some_and(|t| started.elapsed() >= t) {
                     break;
                 }
                 let k = next.fetch_add(1, Ordering::SeqCst);
@@ -304,7 +309,36 @@ pub fn run_campaign(
         xla_info,
         out: cfg.out.clone(),
         resumed,
+        minimize: None,
     };
-    findings::report::write_reports(&summary, &store)?;
+    let mut summary = summary;
+    let interrupted = stop_flag.is_some_and(|f| f.load(Ordering::SeqCst));
+    if let (Some(m), false) = (&cfg.minimize, interrupted) {
+        let budget = match cfg.stop.time {
+            Some(t) => Some(
+                t.saturating_sub(started.elapsed())
+                    .max(Duration::from_secs(5)),
+            ),
+            None => m.budget,
+        };
+        let m = MinimizeConfig {
+            budget,
+            ..m.clone()
+        };
+        summary.minimize = Some(super::minimize_pending(
+            &store,
+            cfg.python.clone(),
+            cfg.jobs.max(1),
+            &m,
+            cfg.progress,
+        )?);
+    }
+    let registry = findings::registry::Registry::load(&cfg.registry)
+        .map_err(|e| CampaignError::Usage(e.to_string()))?;
+    let history = findings::report::read_history(cfg.history.as_deref())?;
+    findings::report::write_reports(&summary, &store, &registry, &history)?;
+    if let Some(h) = &cfg.history {
+        findings::report::update_history(h, &store, &registry, &history)?;
+    }
     Ok(summary)
 }

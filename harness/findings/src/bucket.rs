@@ -1,0 +1,376 @@
+//! Root-cause buckets: findings that are the same bug, told apart by their minimized repro.
+//!
+//! A finding's [`crate::store::Signature`] comes from the module a campaign generated (all its
+//! ops), so one bug shows as many findings. A [`BucketSignature`] is computed from the
+//! *minimized* repro instead:
+//! - mismatch, nondeterministic, timeout: the ops left (non-trivial opcodes with their result
+//!   element types), the symptom class of the first differing element (`nan`, `lost-nan`,
+//!   `inf`, `sign`, `zero`, `value`), and the culprit (the pass the bisector named, `below-hlo`,
+//!   or empty when not bisected), so a constant-folding bug and a kernel bug on the same opcode
+//!   stay two buckets;
+//! - crash: the stage, the signal and the normalized message;
+//! - rejected: the stage and the normalized message.
+//!
+//! The bucket id is a hash of that signature: the same bug found tomorrow has the same id.
+
+use crate::store::{normalize_message, trivial};
+use engine::backend::signal_name;
+use hlo::Module;
+use judge::{Verdict, VerdictKind};
+use serde::{Deserialize, Serialize};
+
+/// What makes two minimized findings the same bug.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct BucketSignature {
+    pub kind: VerdictKind,
+    pub backend: String,
+    /// `opcode:type` of every non-trivial instruction of the minimized module, sorted, once.
+    pub ops: Vec<String>,
+    /// Mismatch: the symptom class; crash: the signal; rejected/timeout: empty.
+    pub symptom: String,
+    /// The pass that changed the result (`constant_folding`), `below-hlo`, or empty (not
+    /// bisected); crash, rejected, timeout: the stage.
+    pub culprit: String,
+    /// Crash and rejected: the normalized first line of the message.
+    pub message: String,
+}
+
+/// The symptom class of a mismatch's first differing element: `nan` (XLA gave NaN where the
+/// oracle did not), `lost-nan` (the reverse), `inf` (one of them infinite), `sign` (same
+/// magnitude, other sign), `zero` (one of them zero), else `value`.
+pub fn symptom(expected: &str, actual: &str) -> &'static str {
+    let parse = |s: &str| -> Option<f64> {
+        let t = s.trim().to_ascii_lowercase();
+        match t.as_str() {
+            "nan" | "-nan" | "+nan" => Some(f64::NAN),
+            "inf" | "+inf" => Some(f64::INFINITY),
+            "-inf" => Some(f64::NEG_INFINITY),
+            "true" => Some(1.0),
+            "false" => Some(0.0),
+            _ => t.parse::<f64>().ok(),
+        }
+    };
+    let (Some(e), Some(a)) = (parse(expected), parse(actual)) else {
+        return "value";
+    };
+    if a.is_nan() && !e.is_nan() {
+        "nan"
+    } else if e.is_nan() && !a.is_nan() {
+        "lost-nan"
+    } else if a.is_infinite() || e.is_infinite() {
+        "inf"
+    } else if e != 0.0 && a == -e {
+        "sign"
+    } else if (a == 0.0) != (e == 0.0) {
+        "zero"
+    } else {
+        "value"
+    }
+}
+
+/// `opcode:type` of the non-trivial instructions of `m` (every computation), sorted, once.
+pub fn ops_of(m: &Module) -> Vec<String> {
+    let mut ops: Vec<String> = m
+        .computations
+        .iter()
+        .flat_map(|c| c.instructions.iter())
+        .filter(|i| !trivial(i.opcode))
+        .map(|i| {
+            let ty = i
+                .shape
+                .leaves()
+                .first()
+                .map(|l| l.ty.name().to_string())
+                .unwrap_or_default();
+            format!("{}:{ty}", i.opcode.name())
+        })
+        .collect();
+    ops.sort();
+    ops.dedup();
+    ops
+}
+
+impl BucketSignature {
+    /// The signature of a minimized finding: its verdict on the minimized module, and the
+    /// culprit pass when bisected (`None`: not bisected).
+    pub fn of(verdict: &Verdict, minimized: &Module, culprit: Option<&str>) -> BucketSignature {
+        let stage = verdict
+            .stage
+            .map(|s| s.name().to_string())
+            .unwrap_or_default();
+        let first_line = normalize_message(verdict.message.lines().next().unwrap_or(""));
+        let (symptom_class, culprit, message) = match verdict.kind {
+            VerdictKind::Mismatch | VerdictKind::Nondeterministic => {
+                let worst = verdict.comparison.as_ref().and_then(|c| {
+                    let out = verdict.mismatched_outputs.first().copied()?;
+                    c.outputs.get(out)?.worst.first().cloned()
+                });
+                let s = worst
+                    .map(|w| symptom(&w.expected, &w.actual))
+                    .unwrap_or("value");
+                (
+                    s.to_string(),
+                    culprit.unwrap_or("").to_string(),
+                    String::new(),
+                )
+            }
+            VerdictKind::Crash => (
+                verdict
+                    .signal
+                    .map(signal_name)
+                    .unwrap_or_else(|| "exit".into()),
+                stage,
+                first_line,
+            ),
+            VerdictKind::Rejected => (String::new(), stage, first_line),
+            VerdictKind::Timeout | VerdictKind::Match | VerdictKind::Unsupported => {
+                (String::new(), stage, String::new())
+            }
+        };
+        BucketSignature {
+            kind: verdict.kind,
+            backend: verdict.backend.clone().unwrap_or_default(),
+            ops: ops_of(minimized),
+            symptom: symptom_class,
+            culprit,
+            message,
+        }
+    }
+
+    /// The stable bucket id: 16 hex digits of an FNV-1a hash of the signature's text.
+    pub fn id(&self) -> String {
+        let text = format!(
+            "{}|{}|{}|{}|{}|{}",
+            self.kind.name(),
+            self.backend,
+            self.ops.join(","),
+            self.symptom,
+            self.culprit,
+            self.message
+        );
+        let h = text.bytes().fold(0xcbf29ce484222325u64, |h, b| {
+            (h ^ b as u64).wrapping_mul(0x100000001b3)
+        });
+        format!("{h:016x}")
+    }
+
+    /// A short human title: `s16 count-leading-zeros: wrong value (constant_folding)`.
+    pub fn title(&self) -> String {
+        let ops = if self.ops.is_empty() {
+            "data movement".to_string()
+        } else {
+            self.ops
+                .iter()
+                .map(|o| match o.split_once(':') {
+                    Some((op, ty)) if !ty.is_empty() => format!("{ty} {op}"),
+                    _ => o.clone(),
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let what = match self.kind {
+            VerdictKind::Mismatch => match self.symptom.as_str() {
+                "nan" => "NaN where a number is expected".to_string(),
+                "lost-nan" => "a number where NaN is expected".to_string(),
+                "inf" => "wrong infinity".to_string(),
+                "sign" => "wrong sign".to_string(),
+                "zero" => "wrong zero".to_string(),
+                _ => "wrong value".to_string(),
+            },
+            VerdictKind::Nondeterministic => "differs between runs".to_string(),
+            VerdictKind::Crash => format!("{} at {}", self.symptom, self.culprit),
+            VerdictKind::Rejected => format!("valid module rejected at {}", self.culprit),
+            VerdictKind::Timeout => format!("hangs at {}", self.culprit),
+            VerdictKind::Match | VerdictKind::Unsupported => self.kind.name().to_string(),
+        };
+        let by = match (self.kind, self.culprit.as_str()) {
+            (VerdictKind::Mismatch | VerdictKind::Nondeterministic, "") => String::new(),
+            (VerdictKind::Mismatch | VerdictKind::Nondeterministic, c) => format!(" ({c})"),
+            _ => String::new(),
+        };
+        format!("{ops}: {what}{by} on {}", self.backend)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn symptoms_name_what_went_wrong() {
+        assert_eq!(symptom("1.5", "nan"), "nan");
+        assert_eq!(symptom("nan", "0"), "lost-nan");
+        assert_eq!(symptom("1", "inf"), "inf");
+        assert_eq!(symptom("2.5", "-2.5"), "sign");
+        assert_eq!(symptom("3", "0"), "zero");
+        assert_eq!(symptom("3", "4"), "value");
+        assert_eq!(symptom("(1, 2)", "(1, 3)"), "value");
+    }
+
+    fn sig(culprit: &str) -> BucketSignature {
+        BucketSignature {
+            kind: VerdictKind::Mismatch,
+            backend: "xla-cpu".into(),
+            ops: vec!["count-leading-zeros:s16".into()],
+            symptom: "value".into(),
+            culprit: culprit.into(),
+            message: String::new(),
+        }
+    }
+
+    #[test]
+    fn the_same_opcode_blamed_on_two_passes_is_two_buckets_with_stable_ids() {
+        let folding = sig("constant_folding");
+        let kernel = sig("below-hlo");
+        assert_ne!(folding.id(), kernel.id());
+        assert_eq!(folding.id(), sig("constant_folding").id());
+        assert_eq!(
+            folding.title(),
+            "s16 count-leading-zeros: wrong value (constant_folding) on xla-cpu"
+        );
+    }
+}
+
+/// What minimizing a stored finding came to: `minimized.json` in its directory, written
+/// atomically once the repro directory (`repro/`) is complete. Its presence means "done": a
+/// resumed campaign does not minimize the finding again.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MinimizedRecord {
+    /// `minimized`; `not-reproduced` (the finding did not show again when run alone: its
+    /// bucket comes from the original module); `failed` (the harness could not run it).
+    pub status: String,
+    pub bucket: BucketSignature,
+    pub bucket_id: String,
+    pub title: String,
+    pub instructions_before: usize,
+    pub instructions_after: usize,
+    pub tests: usize,
+    pub elapsed_ms: u128,
+    /// The repro directory, relative to the finding's directory (`repro`), when written.
+    pub repro: Option<String>,
+    /// The bisector's conclusion, when it ran.
+    pub bisect: Option<String>,
+    pub message: String,
+}
+
+impl MinimizedRecord {
+    pub const FILE: &'static str = "minimized.json";
+
+    /// The record of the finding in `dir`, when it was minimized.
+    pub fn read(dir: &std::path::Path) -> Option<MinimizedRecord> {
+        let bytes = std::fs::read(dir.join(Self::FILE)).ok()?;
+        serde_json::from_slice(&bytes).ok()
+    }
+
+    pub fn write(&self, dir: &std::path::Path) -> std::io::Result<()> {
+        crate::store::write_atomic(&dir.join(Self::FILE), &serde_json::to_vec_pretty(self)?)
+    }
+}
+
+/// One bucket of a store, as reports show it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BucketView {
+    pub id: String,
+    pub title: String,
+    /// Neither a registry entry nor the history knows it.
+    pub new: bool,
+    /// The registry entry that claims it (`id`), with its title and status.
+    pub known: Option<KnownRef>,
+    /// Seen by an earlier campaign whose history was given (first seen, as recorded there).
+    pub seen_before: Option<String>,
+    pub signature: BucketSignature,
+    /// Occurrences over every finding in the bucket.
+    pub count: u64,
+    /// Finding directories (names) in the bucket.
+    pub findings: Vec<String>,
+    /// The smallest repro: its directory (the finding's `repro/`) and instruction count.
+    pub repro: Option<std::path::PathBuf>,
+    pub instructions: usize,
+    /// A few occurrences (`campaign seed:module index:program`) that reproduce it.
+    pub examples: Vec<String>,
+}
+
+/// A registry entry as a bucket refers to it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct KnownRef {
+    pub id: String,
+    pub title: String,
+    pub status: crate::registry::Status,
+    pub upstream: String,
+}
+
+impl BucketView {
+    /// An entry of kind `intended` claims it: XLA does this on purpose, so it is no bug.
+    pub fn intended(&self) -> bool {
+        self.known
+            .as_ref()
+            .is_some_and(|k| k.status == crate::registry::Status::Intended)
+    }
+}
+
+/// Bucket ids seen by earlier campaigns (a nightly's memory), with when first seen.
+pub type History = std::collections::BTreeMap<String, String>;
+
+/// The buckets of `findings` (each with its `minimized.json`, when it has one): grouped by
+/// bucket id, claimed by `registry` entries, NEW unless the registry or `history` knows them;
+/// NEW first, then by count. Findings not minimized yet are returned apart.
+pub fn group(
+    findings: &[(std::path::PathBuf, crate::store::FindingRecord)],
+    registry: &crate::registry::Registry,
+    history: &History,
+) -> (Vec<BucketView>, Vec<std::path::PathBuf>) {
+    let mut by_id: std::collections::BTreeMap<String, BucketView> = Default::default();
+    let mut pending = Vec::new();
+    for (dir, f) in findings {
+        let Some(rec) = MinimizedRecord::read(dir) else {
+            pending.push(dir.clone());
+            continue;
+        };
+        let name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let repro = rec.repro.as_ref().map(|r| dir.join(r));
+        let v = by_id.entry(rec.bucket_id.clone()).or_insert_with(|| {
+            let known = registry.lookup(&rec.bucket).map(|e| KnownRef {
+                id: e.id.clone(),
+                title: e.title.clone(),
+                status: e.status,
+                upstream: e.upstream.clone(),
+            });
+            let seen_before = history.get(&rec.bucket_id).cloned();
+            BucketView {
+                id: rec.bucket_id.clone(),
+                title: rec.title.clone(),
+                new: known.is_none() && seen_before.is_none(),
+                known,
+                seen_before,
+                signature: rec.bucket.clone(),
+                count: 0,
+                findings: Vec::new(),
+                repro: None,
+                instructions: usize::MAX,
+                examples: Vec::new(),
+            }
+        });
+        v.count += f.count;
+        v.findings.push(name);
+        if repro.is_some() && rec.instructions_after < v.instructions {
+            v.instructions = rec.instructions_after;
+            v.repro = repro;
+        } else if v.repro.is_none() && rec.instructions_after < v.instructions {
+            v.instructions = rec.instructions_after;
+        }
+        if v.examples.len() < 3 {
+            v.examples.push(f.first_occurrence.clone());
+        }
+    }
+    let mut out: Vec<BucketView> = by_id.into_values().collect();
+    out.sort_by(|a, b| {
+        b.new
+            .cmp(&a.new)
+            .then(b.count.cmp(&a.count))
+            .then(a.id.cmp(&b.id))
+    });
+    (out, pending)
+}

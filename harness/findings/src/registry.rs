@@ -1,0 +1,237 @@
+//! The known-bug registry: one TOML file per bug in `corpora/known-bugs/`, each with its id,
+//! title, status, upstream link, regression module and a matcher over
+//! [`BucketSignature`]s. A bucket that an entry matches is KNOWN (and, for `intended`
+//! entries, not a bug at all); any other bucket is NEW.
+//!
+//! ```toml
+//! id = "xla-clz-constant-folding"
+//! title = "count-leading-zeros of a constant folded to a wrong value"
+//! status = "open"            # open | fixed | intended
+//! fixed_in = ""              # the jaxlib release that fixed it (status = "fixed")
+//! upstream = ""              # the public issue, when there is one
+//! regression = "corpora/regressions/xla_miscompile_clz_constant_folding.hlo"
+//! notes = "..."
+//!
+//! [match]                    # every key given must hold
+//! kind = "mismatch"          # the verdict kind
+//! ops_include = ["count-leading-zeros"]   # each of these opcodes is among the bucket's ops
+//! ops_within = ["count-leading-zeros", "convert"]   # the bucket has no opcode outside these
+//! types = ["s4", "u4"]       # at least one op has one of these element types
+//! culprit = ["constant_folding"]          # the culprit is one of these
+//! symptom = ["value", "sign"]             # the symptom is one of these
+//! message_contains = "SmallVector"        # crash/rejected: the message contains this
+//! ```
+
+use crate::bucket::BucketSignature;
+use judge::VerdictKind;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// An entry's standing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// A bug, not fixed in the releases tested.
+    Open,
+    /// A bug fixed in `fixed_in`.
+    Fixed,
+    /// What XLA does on purpose (maintainers declined it as a bug): never counts as a bug.
+    Intended,
+}
+
+/// What a bucket must look like for an entry to claim it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Matcher {
+    pub kind: Option<VerdictKind>,
+    #[serde(default)]
+    pub ops_include: Vec<String>,
+    #[serde(default)]
+    pub ops_within: Vec<String>,
+    #[serde(default)]
+    pub types: Vec<String>,
+    #[serde(default)]
+    pub culprit: Vec<String>,
+    #[serde(default)]
+    pub symptom: Vec<String>,
+    pub message_contains: Option<String>,
+    /// The backend (`xla-cpu`), when the bug is one backend's.
+    pub backend: Option<String>,
+}
+
+/// One known bug.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Entry {
+    pub id: String,
+    pub title: String,
+    pub status: Status,
+    #[serde(default)]
+    pub fixed_in: String,
+    #[serde(default)]
+    pub upstream: String,
+    /// The regression module, relative to the repository root.
+    #[serde(default)]
+    pub regression: String,
+    #[serde(default)]
+    pub notes: String,
+    /// How the regression module is checked: `bucket` (default: minimized, bisected and
+    /// bucketed, the bucket must be this entry's) or `verbatim` (its exact text must still
+    /// give a finding: for bugs in reading text that hlo-diff's printer avoids).
+    #[serde(default)]
+    pub check: Option<String>,
+    #[serde(rename = "match")]
+    pub matcher: Matcher,
+}
+
+fn opcode(op: &str) -> &str {
+    op.split_once(':').map(|(o, _)| o).unwrap_or(op)
+}
+
+fn ty(op: &str) -> &str {
+    op.split_once(':').map(|(_, t)| t).unwrap_or("")
+}
+
+impl Matcher {
+    /// Whether `b` is this bug.
+    pub fn matches(&self, b: &BucketSignature) -> bool {
+        let one_of = |list: &[String], v: &str| list.is_empty() || list.iter().any(|x| x == v);
+        self.kind.is_none_or(|k| k == b.kind)
+            && self.backend.as_deref().is_none_or(|x| x == b.backend)
+            && self
+                .ops_include
+                .iter()
+                .all(|want| b.ops.iter().any(|o| opcode(o) == want))
+            && (self.ops_within.is_empty()
+                || b.ops
+                    .iter()
+                    .all(|o| self.ops_within.iter().any(|w| w == opcode(o))))
+            && (self.types.is_empty()
+                || b.ops.iter().any(|o| self.types.iter().any(|t| t == ty(o))))
+            && one_of(&self.culprit, &b.culprit)
+            && one_of(&self.symptom, &b.symptom)
+            && self
+                .message_contains
+                .as_deref()
+                .is_none_or(|m| b.message.contains(m))
+    }
+}
+
+/// Why the registry could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryError {
+    #[error("{path}: {message}")]
+    Bad { path: PathBuf, message: String },
+    #[error("{0}: {1}")]
+    Io(PathBuf, std::io::Error),
+}
+
+/// Every entry of the registry.
+#[derive(Clone, Debug, Default)]
+pub struct Registry {
+    pub entries: Vec<Entry>,
+}
+
+impl Registry {
+    /// The registry in `dir` (every `*.toml`, sorted by file name). A missing directory is an
+    /// empty registry; a malformed file is an error naming it (and the line and column).
+    pub fn load(dir: &Path) -> Result<Registry, RegistryError> {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return Ok(Registry::default());
+        };
+        let mut files: Vec<PathBuf> = rd
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .collect();
+        files.sort();
+        let mut entries: Vec<Entry> = Vec::new();
+        for f in files {
+            let text = std::fs::read_to_string(&f).map_err(|e| RegistryError::Io(f.clone(), e))?;
+            let e: Entry = toml::from_str(&text).map_err(|e| RegistryError::Bad {
+                path: f.clone(),
+                message: e.to_string().trim().to_string(),
+            })?;
+            if entries.iter().any(|o| o.id == e.id) {
+                return Err(RegistryError::Bad {
+                    path: f,
+                    message: format!("id `{}` is used twice", e.id),
+                });
+            }
+            entries.push(e);
+        }
+        Ok(Registry { entries })
+    }
+
+    /// The registry checked into the repository (`<repo>/corpora/known-bugs`).
+    pub fn default_dir() -> PathBuf {
+        engine::worker::repo_root().join("corpora/known-bugs")
+    }
+
+    /// The entry that claims `b`, if any (the first in file order).
+    pub fn lookup(&self, b: &BucketSignature) -> Option<&Entry> {
+        self.entries.iter().find(|e| e.matcher.matches(b))
+    }
+
+    pub fn get(&self, id: &str) -> Option<&Entry> {
+        self.entries.iter().find(|e| e.id == id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bucket(ops: &[&str], culprit: &str) -> BucketSignature {
+        BucketSignature {
+            kind: VerdictKind::Mismatch,
+            backend: "xla-cpu".into(),
+            ops: ops.iter().map(|s| s.to_string()).collect(),
+            symptom: "value".into(),
+            culprit: culprit.into(),
+            message: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_matcher_holds_only_when_every_given_key_holds() {
+        let m: Entry = toml::from_str(
+            r#"
+            id = "clz"
+            title = "clz folded"
+            status = "open"
+            [match]
+            kind = "mismatch"
+            ops_include = ["count-leading-zeros"]
+            ops_within = ["count-leading-zeros", "convert"]
+            culprit = ["constant_folding"]
+            "#,
+        )
+        .unwrap();
+        assert!(m
+            .matcher
+            .matches(&bucket(&["count-leading-zeros:s16"], "constant_folding")));
+        assert!(!m
+            .matcher
+            .matches(&bucket(&["count-leading-zeros:s16"], "below-hlo")));
+        assert!(!m.matcher.matches(&bucket(
+            &["count-leading-zeros:s16", "add:s16"],
+            "constant_folding"
+        )));
+        assert!(!m
+            .matcher
+            .matches(&bucket(&["popcnt:s4"], "constant_folding")));
+    }
+
+    #[test]
+    fn a_malformed_entry_is_an_error_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("bad.toml"), "id = \"x\"\ntitle = 3\n").unwrap();
+        let e = Registry::load(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("bad.toml"), "{e}");
+        assert!(Registry::load(&dir.path().join("none"))
+            .unwrap()
+            .entries
+            .is_empty());
+    }
+}

@@ -1,0 +1,136 @@
+//! The known-bug registry (`corpora/known-bugs/`) against real XLA: every entry's regression
+//! module still lands in that entry's bucket (minimized, bisected, bucketed as a campaign
+//! does), or, for an entry whose bug is fixed, no longer shows a bug. Every XLA bug module in
+//! `corpora/regressions/` has an entry.
+
+use engine::backend::{Backend, RunOptions};
+use engine::interp_backend::InterpBackend;
+use engine::worker::{Platform, WorkerBackend, WorkerConfig};
+use findings::registry::{Registry, Status};
+use judge::{Judge, Trial, VerdictKind};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+use tools::campaign::{bucket_case, MinimizeConfig};
+use tools::minimize::Case;
+
+fn registry() -> Registry {
+    Registry::load(&test_support::repo_root().join("corpora/known-bugs")).expect("registry reads")
+}
+
+/// The module and inputs of a regression file (`F.lit` when present, else seeded inputs).
+fn case_of(path: &Path) -> (String, Case) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let module = hlo::parse::parse_module(&text).unwrap();
+    let lit = path.with_extension("lit");
+    let inputs = if lit.is_file() {
+        findings::store::read_literals(&lit).unwrap()
+    } else {
+        generators::generate_inputs_from_seed(&module, 0, &generators::Config::default())
+    };
+    (text, Case { module, inputs })
+}
+
+#[test]
+fn every_xla_bug_module_has_a_registry_entry() {
+    let reg = registry();
+    assert!(reg.entries.len() >= 13, "{} entries", reg.entries.len());
+    let dir = test_support::corpora("regressions");
+    for e in std::fs::read_dir(&dir).unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !(name.starts_with("xla_") && name.ends_with(".hlo")) {
+            continue;
+        }
+        let rel = format!("corpora/regressions/{name}");
+        let covered = reg
+            .entries
+            .iter()
+            .any(|x| x.regression == rel || x.notes.contains(&rel) || x.notes.contains(&name));
+        assert!(covered, "{rel} has no entry in corpora/known-bugs");
+    }
+    for x in &reg.entries {
+        if !x.regression.is_empty() {
+            assert!(
+                test_support::repo_root().join(&x.regression).is_file(),
+                "{}: regression {} is missing",
+                x.id,
+                x.regression
+            );
+        }
+    }
+}
+
+#[test]
+fn every_regression_module_lands_in_its_entrys_bucket() {
+    if !test_support::need_xla() {
+        return;
+    }
+    let reg = registry();
+    let backend = Arc::new(WorkerBackend::xla_cpu(
+        WorkerConfig::new(Platform::Cpu).with_workers(1),
+    ));
+    let mut wrong = Vec::new();
+    for e in reg.entries.iter().filter(|e| !e.regression.is_empty()) {
+        let (text, case) = case_of(&test_support::repo_root().join(&e.regression));
+        if e.check.as_deref() == Some("verbatim") {
+            // Checked on its exact text: the judge must still see a mismatch.
+            let outcomes = vec![
+                (
+                    "interp".to_string(),
+                    InterpBackend::new().run_module(&case.module, &case.inputs),
+                ),
+                (
+                    "xla-cpu".to_string(),
+                    backend.run(&text, &case.inputs, &RunOptions::default()),
+                ),
+            ];
+            let v = Judge::offline()
+                .judge(&Trial {
+                    module: &case.module,
+                    text: Some(&text),
+                    inputs: &case.inputs,
+                    outcomes: &outcomes,
+                    reruns: &[],
+                    tolerance: &judge::compare::Tolerance::for_module(&case.module),
+                })
+                .verdict;
+            let shows = v.kind == VerdictKind::Mismatch;
+            if shows != (e.status != Status::Fixed) {
+                wrong.push(format!("{}: verbatim text gives {}", e.id, v.short()));
+            }
+            continue;
+        }
+        let rec = bucket_case(
+            case,
+            None,
+            &backend,
+            Vec::new(),
+            &MinimizeConfig::default(),
+            Duration::from_secs(60),
+            None,
+        );
+        match (e.status, rec.status.as_str()) {
+            (Status::Fixed, "no-bug") => {}
+            (Status::Fixed, s) => {
+                wrong.push(format!("{}: marked fixed, but {s}: {}", e.id, rec.title))
+            }
+            (_, "minimized") => match reg.lookup(&rec.bucket) {
+                Some(x) if x.id == e.id => {}
+                other => wrong.push(format!(
+                    "{}: its regression lands in bucket {} ({}), claimed by {:?}: {:?}",
+                    e.id,
+                    rec.bucket_id,
+                    rec.title,
+                    other.map(|x| &x.id),
+                    rec.bucket
+                )),
+            },
+            (_, s) => wrong.push(format!(
+                "{}: the regression module gives no bug ({s}: {}); if this jaxlib fixed it, set \
+                 status = \"fixed\" and fixed_in",
+                e.id, rec.message
+            )),
+        }
+    }
+    assert!(wrong.is_empty(), "\n{}", wrong.join("\n"));
+}
