@@ -167,6 +167,9 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
     let mut still = 0usize;
     let mut tally: std::collections::BTreeMap<String, usize> = Default::default();
     let mut rows = Vec::new();
+    // Per bucket (a finding's minimized.json): (title, findings, still bugs).
+    let mut buckets: std::collections::BTreeMap<String, (String, usize, usize)> =
+        Default::default();
     for ((dir, _, _, _), r) in cases.iter().zip(results) {
         let (was, v) = r.expect("every case was tested");
         let now = verdict_name(&v);
@@ -174,14 +177,31 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
             still += 1;
         }
         *tally.entry(now.clone()).or_insert(0) += 1;
-        rows.push(json!({"finding": dir, "was": was, "now": now, "verdict": v}));
+        let (id, title) = match findings::bucket::MinimizedRecord::read(dir) {
+            Some(m) => (m.bucket_id, m.title),
+            None => ("unbucketed".to_string(), "not minimized yet".to_string()),
+        };
+        let b = buckets.entry(id.clone()).or_insert((title, 0, 0));
+        b.1 += 1;
+        b.2 += usize::from(v.is_bug());
+        rows.push(json!({"finding": dir, "bucket": id, "was": was, "now": now, "verdict": v}));
     }
     if global.json {
-        print_json(&json!({"findings": rows, "tally": tally, "still_bugs": still}));
+        let per_bucket: Vec<_> = buckets
+            .iter()
+            .map(|(id, (title, n, s))| json!({"bucket": id, "title": title, "findings": n, "still_bugs": s}))
+            .collect();
+        print_json(
+            &json!({"findings": rows, "buckets": per_bucket, "tally": tally, "still_bugs": still}),
+        );
     } else {
         println!("\n{} findings rechecked; now:", cases.len());
         for (k, n) in &tally {
             println!("  {n:5}  {k}");
+        }
+        println!("\nper bucket (still a bug / findings):");
+        for (id, (title, n, s)) in &buckets {
+            println!("  {s:3} / {n:<3} {id}  {title}");
         }
     }
     Ok(if still > 0 {
