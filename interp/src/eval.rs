@@ -3,7 +3,7 @@
 use crate::value::{Array, Value};
 use crate::{attrs, control, convert, dot, elementwise, fft, linalg, reduce, rng, shape_ops, sort};
 use crate::{invalid, unsupported, EvalError, EvalOptions, Result};
-use hlo::{CompId, InstrId, Instruction, Module, Opcode, Shape};
+use hlo::{Category, CompId, InstrId, Instruction, Module, Opcode, Shape};
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -366,72 +366,14 @@ impl<'m> Ctx<'m> {
             O::Map => control::map(self, i, ops)?,
             O::CustomCall => control::custom_call(self, i, ops)?,
 
-            // Elementwise.
-            O::Abs
-            | O::Negate
-            | O::Exp
-            | O::Expm1
-            | O::Log
-            | O::Log1p
-            | O::Logistic
-            | O::Sqrt
-            | O::Rsqrt
-            | O::Cbrt
-            | O::Sin
-            | O::Cos
-            | O::Tan
-            | O::Tanh
-            | O::Sinh
-            | O::Cosh
-            | O::Asin
-            | O::Acos
-            | O::Atan
-            | O::Asinh
-            | O::Acosh
-            | O::Atanh
-            | O::Erf
-            | O::Floor
-            | O::Ceil
-            | O::RoundNearestAfz
-            | O::RoundNearestEven
-            | O::Sign
-            | O::IsFinite
-            | O::Not
-            | O::PopulationCount
-            | O::Clz
-            | O::Real
-            | O::Imag => {
+            // Elementwise, by the opcode table's categories: every unary and binary op but
+            // compare goes through `elementwise` and the variant's adjustments.
+            op if op.category() == Category::ElementwiseUnary => {
                 need(1)?;
                 let (ty, _) = out_dims(i)?;
                 let r = elementwise_op(&self.opts.variant, i.opcode, &[a(0)?], ty, |x, t| {
                     elementwise::unary(i.opcode, x[0], t)
                 })?;
-                let r = f8_nan_bits(i.opcode, r)?;
-                Value::array(crate::variant::adjust(i.opcode, r, &self.opts.variant)?)
-            }
-            O::Add
-            | O::Subtract
-            | O::Multiply
-            | O::Divide
-            | O::Remainder
-            | O::Maximum
-            | O::Minimum
-            | O::Power
-            | O::Atan2
-            | O::And
-            | O::Or
-            | O::Xor
-            | O::ShiftLeft
-            | O::ShiftRightArithmetic
-            | O::ShiftRightLogical
-            | O::Complex
-            | O::Mulhi => {
-                need(2)?;
-                let (ty, _) = out_dims(i)?;
-                let r =
-                    elementwise_op(&self.opts.variant, i.opcode, &[a(0)?, a(1)?], ty, |x, t| {
-                        elementwise::binary(i.opcode, x[0], x[1], t)
-                    })?;
                 let r = f8_nan_bits(i.opcode, r)?;
                 Value::array(crate::variant::adjust(i.opcode, r, &self.opts.variant)?)
             }
@@ -441,6 +383,16 @@ impl<'m> Ctx<'m> {
                     .ok_or_else(|| invalid("compare without direction"))?;
                 let ty = attrs::word(i, "type");
                 Value::array(elementwise::compare(a(0)?, a(1)?, &dir, ty.as_deref())?)
+            }
+            op if op.category() == Category::ElementwiseBinary => {
+                need(2)?;
+                let (ty, _) = out_dims(i)?;
+                let r =
+                    elementwise_op(&self.opts.variant, i.opcode, &[a(0)?, a(1)?], ty, |x, t| {
+                        elementwise::binary(i.opcode, x[0], x[1], t)
+                    })?;
+                let r = f8_nan_bits(i.opcode, r)?;
+                Value::array(crate::variant::adjust(i.opcode, r, &self.opts.variant)?)
             }
             O::Select => {
                 need(3)?;
