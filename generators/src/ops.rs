@@ -1,5 +1,11 @@
-//! The opcode table: for each op family, builders that pick operands from the typed pool (or
-//! make them), choose attributes within XLA's shape rules, and append a valid instruction.
+//! The op families' builders: each picks operands from the typed pool (or makes them), chooses
+//! attributes within XLA's shape rules, and appends a valid instruction.
+//!
+//! What an opcode accepts and returns comes from `hlo`'s opcode table: the element types of
+//! elementwise operands ([`Opcode::accepts_element_type`]) and their result type
+//! ([`Opcode::elementwise_result_type`]). The lists here only say which opcodes the generator
+//! builds, in which order (the order is part of what a seed means), and where the generator
+//! restricts the types further than XLA's shape inference does.
 //!
 //! A builder returns `None` when the configuration leaves it nothing to build with (e.g. no
 //! float type enabled for `exponential`); the caller then tries another one.
@@ -65,23 +71,14 @@ pub(crate) fn random_op(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
 fn any(_: PrimitiveType) -> bool {
     true
 }
-fn int(t: PrimitiveType) -> bool {
-    t.is_integer()
-}
 fn fl(t: PrimitiveType) -> bool {
     t.is_float()
 }
 fn fc(t: PrimitiveType) -> bool {
     t.is_float() || t.is_complex()
 }
-fn sfc(t: PrimitiveType) -> bool {
-    t.is_signed_integer() || fc(t)
-}
 fn num(t: PrimitiveType) -> bool {
     t.is_integer() || fc(t)
-}
-fn pi(t: PrimitiveType) -> bool {
-    t == Pred || t.is_integer()
 }
 fn nonc(t: PrimitiveType) -> bool {
     t.is_integer() || t.is_float()
@@ -90,7 +87,7 @@ fn nonc(t: PrimitiveType) -> bool {
 // ----- operand helpers -----
 
 /// A pool value of an arithmetic type satisfying `pred` (or a fresh one).
-fn ew_operand(g: &mut Gen, c: &mut Comp, pred: fn(PrimitiveType) -> bool) -> Option<InstrId> {
+fn ew_operand(g: &mut Gen, c: &mut Comp, pred: impl Fn(PrimitiveType) -> bool) -> Option<InstrId> {
     let tys: Vec<PrimitiveType> = g.arith.iter().copied().filter(|&t| pred(t)).collect();
     if tys.is_empty() {
         return None;
@@ -140,66 +137,78 @@ fn ints(v: &[usize]) -> Attr {
 
 // ----- elementwise -----
 
-const UNARY: [(Opcode, fn(PrimitiveType) -> bool); 22] = [
-    (Opcode::Abs, sfc),
-    (Opcode::Negate, num),
-    (Opcode::Sign, sfc),
-    (Opcode::Floor, fl),
-    (Opcode::Ceil, fl),
-    (Opcode::RoundNearestAfz, fl),
-    (Opcode::RoundNearestEven, fl),
-    (Opcode::Exp, fc),
-    (Opcode::Expm1, fc),
-    (Opcode::Log, fc),
-    (Opcode::Log1p, fc),
-    (Opcode::Sqrt, fc),
-    (Opcode::Rsqrt, fc),
+/// A generator restriction on top of the element types `op` accepts (`hlo`'s table).
+type Restriction = fn(PrimitiveType) -> bool;
+
+/// The element types the generator uses for elementwise `op`: those XLA accepts, restricted.
+fn ew_types(op: Opcode, restriction: Restriction) -> impl Fn(PrimitiveType) -> bool {
+    move |t| op.accepts_element_type(t) && restriction(t)
+}
+
+/// The result element type of elementwise `op` on `t` (`copy`: `t`).
+fn ew_result(op: Opcode, t: PrimitiveType) -> Option<PrimitiveType> {
+    if op == Opcode::Copy {
+        Some(t)
+    } else {
+        op.elementwise_result_type(t).ok()
+    }
+}
+
+/// The unary ops, in pick order, each with the generator's own restriction (`any`: none; cbrt
+/// is built on real floats only).
+const UNARY: [(Opcode, Restriction); 22] = [
+    (Opcode::Abs, any),
+    (Opcode::Negate, any),
+    (Opcode::Sign, any),
+    (Opcode::Floor, any),
+    (Opcode::Ceil, any),
+    (Opcode::RoundNearestAfz, any),
+    (Opcode::RoundNearestEven, any),
+    (Opcode::Exp, any),
+    (Opcode::Expm1, any),
+    (Opcode::Log, any),
+    (Opcode::Log1p, any),
+    (Opcode::Sqrt, any),
+    (Opcode::Rsqrt, any),
     (Opcode::Cbrt, fl),
-    (Opcode::Tanh, fc),
-    (Opcode::Sin, fc),
-    (Opcode::Cos, fc),
-    (Opcode::Tan, fc),
-    (Opcode::Logistic, fc),
-    (Opcode::Erf, fl),
-    (Opcode::IsFinite, fl),
+    (Opcode::Tanh, any),
+    (Opcode::Sin, any),
+    (Opcode::Cos, any),
+    (Opcode::Tan, any),
+    (Opcode::Logistic, any),
+    (Opcode::Erf, any),
+    (Opcode::IsFinite, any),
     (Opcode::Copy, any),
 ];
 
 fn unary(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
-    let (op, pred) = g.pick(&UNARY);
+    let (op, restriction) = g.pick(&UNARY);
     let x = if op == Opcode::Expm1 && c.scalar_only && g.cfg.avoid_known_xla_bugs {
         ew_operand(g, c, fl)?
     } else {
-        ew_operand(g, c, pred)?
+        ew_operand(g, c, ew_types(op, restriction))?
     };
     let s = shape_of(g, c, x);
-    let ty = match op {
-        Opcode::Abs => s.ty.complex_component().unwrap_or(s.ty),
-        Opcode::IsFinite => Pred,
-        _ => s.ty,
-    };
+    let ty = ew_result(op, s.ty)?;
     Some(g.add(c, op, arr(ty, s.dims), vec![x], vec![]))
 }
 
-const BINARY: [(Opcode, fn(PrimitiveType) -> bool); 9] = [
+/// The binary ops, in pick order, each with the generator's own restriction: no pred
+/// arithmetic, and no complex maximum, minimum or remainder; atan2 on floats and complex.
+const BINARY: [(Opcode, Restriction); 9] = [
     (Opcode::Add, num),
-    (Opcode::Subtract, num),
+    (Opcode::Subtract, any),
     (Opcode::Multiply, num),
-    (Opcode::Divide, num),
+    (Opcode::Divide, any),
     (Opcode::Maximum, nonc),
     (Opcode::Minimum, nonc),
-    (Opcode::Power, num),
+    (Opcode::Power, any),
     (Opcode::Remainder, nonc),
     (Opcode::Atan2, fc),
 ];
 
-fn binary_op(
-    g: &mut Gen,
-    c: &mut Comp,
-    op: Opcode,
-    pred: fn(PrimitiveType) -> bool,
-) -> Option<InstrId> {
-    let x = ew_operand(g, c, pred)?;
+fn binary_op(g: &mut Gen, c: &mut Comp, op: Opcode, restriction: Restriction) -> Option<InstrId> {
+    let x = ew_operand(g, c, ew_types(op, restriction))?;
     let s = shape_of(g, c, x);
     let y = g.value(c, s.ty, &s.dims);
     let (a, mut b) = if g.coin(50) { (x, y) } else { (y, x) };
@@ -211,7 +220,8 @@ fn binary_op(
             b = nonzero(g, c, b);
         }
     }
-    Some(g.add(c, op, arr(s.ty, s.dims), vec![a, b], vec![]))
+    let ty = ew_result(op, s.ty)?;
+    Some(g.add(c, op, arr(ty, s.dims), vec![a, b], vec![]))
 }
 
 /// Whether `id` is an entry parameter seen through ops that cannot turn it into a constant.
@@ -271,31 +281,32 @@ fn nonzero(g: &mut Gen, c: &mut Comp, d: InstrId) -> InstrId {
 }
 
 fn binary(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
-    let (op, pred) = g.pick(&BINARY);
-    binary_op(g, c, op, pred)
+    let (op, restriction) = g.pick(&BINARY);
+    binary_op(g, c, op, restriction)
 }
 
+/// The bitwise ops, in pick order, on every type XLA accepts for them.
+const BITWISE_UNARY: [Opcode; 3] = [Opcode::Not, Opcode::PopulationCount, Opcode::Clz];
+const BITWISE_BINARY: [Opcode; 6] = [
+    Opcode::And,
+    Opcode::Or,
+    Opcode::Xor,
+    Opcode::ShiftLeft,
+    Opcode::ShiftRightArithmetic,
+    Opcode::ShiftRightLogical,
+];
+
 fn bitwise_unary(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
-    let (op, pred): (Opcode, fn(PrimitiveType) -> bool) = g.pick(&[
-        (Opcode::Not, pi as fn(PrimitiveType) -> bool),
-        (Opcode::PopulationCount, int),
-        (Opcode::Clz, int),
-    ]);
-    let x = ew_operand(g, c, pred)?;
+    let op = g.pick(&BITWISE_UNARY);
+    let x = ew_operand(g, c, ew_types(op, any))?;
     let s = shape_of(g, c, x);
-    Some(g.add(c, op, arr(s.ty, s.dims), vec![x], vec![]))
+    let ty = ew_result(op, s.ty)?;
+    Some(g.add(c, op, arr(ty, s.dims), vec![x], vec![]))
 }
 
 fn bitwise_binary(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
-    let (op, pred): (Opcode, fn(PrimitiveType) -> bool) = g.pick(&[
-        (Opcode::And, pi as fn(PrimitiveType) -> bool),
-        (Opcode::Or, pi),
-        (Opcode::Xor, pi),
-        (Opcode::ShiftLeft, int),
-        (Opcode::ShiftRightArithmetic, int),
-        (Opcode::ShiftRightLogical, int),
-    ]);
-    binary_op(g, c, op, pred)
+    let op = g.pick(&BITWISE_BINARY);
+    binary_op(g, c, op, any)
 }
 
 const DIRECTIONS: [&str; 6] = ["EQ", "NE", "LT", "LE", "GT", "GE"];
@@ -1914,6 +1925,85 @@ mod tests {
                         let beats = if r == Red::Min { x > v } else { x < v };
                         assert!(x.is_nan() || !beats, "{t} {b:#x} = {x} beats {r:?} {v}");
                     }
+                }
+            }
+        }
+    }
+    /// The element types each elementwise op is generated with (XLA's, from `hlo`'s table,
+    /// and the generator's restriction) are the ones the generator used before the table
+    /// existed, so that a seed keeps meaning the same module. Changing the table's types for
+    /// one of these opcodes changes generated modules: this test says so.
+    #[test]
+    fn elementwise_types_are_the_generators_historical_ones() {
+        let int = |t: PrimitiveType| t.is_integer();
+        let fc = |t: PrimitiveType| t.is_float() || t.is_complex();
+        let sfc = |t: PrimitiveType| t.is_signed_integer() || fc(t);
+        let num = |t: PrimitiveType| t.is_integer() || fc(t);
+        let pi = |t: PrimitiveType| t == Pred || t.is_integer();
+        let nonc = |t: PrimitiveType| t.is_integer() || t.is_float();
+        let fl = |t: PrimitiveType| t.is_float();
+        let anyt = |_: PrimitiveType| true;
+        let historical: Vec<(Opcode, &dyn Fn(PrimitiveType) -> bool)> = vec![
+            (Opcode::Abs, &sfc),
+            (Opcode::Negate, &num),
+            (Opcode::Sign, &sfc),
+            (Opcode::Floor, &fl),
+            (Opcode::Ceil, &fl),
+            (Opcode::RoundNearestAfz, &fl),
+            (Opcode::RoundNearestEven, &fl),
+            (Opcode::Exp, &fc),
+            (Opcode::Expm1, &fc),
+            (Opcode::Log, &fc),
+            (Opcode::Log1p, &fc),
+            (Opcode::Sqrt, &fc),
+            (Opcode::Rsqrt, &fc),
+            (Opcode::Cbrt, &fl),
+            (Opcode::Tanh, &fc),
+            (Opcode::Sin, &fc),
+            (Opcode::Cos, &fc),
+            (Opcode::Tan, &fc),
+            (Opcode::Logistic, &fc),
+            (Opcode::Erf, &fl),
+            (Opcode::IsFinite, &fl),
+            (Opcode::Copy, &anyt),
+            (Opcode::Add, &num),
+            (Opcode::Subtract, &num),
+            (Opcode::Multiply, &num),
+            (Opcode::Divide, &num),
+            (Opcode::Maximum, &nonc),
+            (Opcode::Minimum, &nonc),
+            (Opcode::Power, &num),
+            (Opcode::Remainder, &nonc),
+            (Opcode::Atan2, &fc),
+            (Opcode::Not, &pi),
+            (Opcode::PopulationCount, &int),
+            (Opcode::Clz, &int),
+            (Opcode::And, &pi),
+            (Opcode::Or, &pi),
+            (Opcode::Xor, &pi),
+            (Opcode::ShiftLeft, &int),
+            (Opcode::ShiftRightArithmetic, &int),
+            (Opcode::ShiftRightLogical, &int),
+        ];
+        let ours: Vec<(Opcode, Restriction)> = UNARY
+            .iter()
+            .chain(BINARY.iter())
+            .copied()
+            .chain(
+                BITWISE_UNARY
+                    .iter()
+                    .chain(BITWISE_BINARY.iter())
+                    .map(|&o| (o, any as Restriction)),
+            )
+            .collect();
+        assert_eq!(ours.len(), historical.len());
+        for ((op, r), (hop, h)) in ours.into_iter().zip(historical) {
+            assert_eq!(op, hop);
+            for t in PrimitiveType::ALL_ARRAY {
+                assert_eq!(ew_types(op, r)(t), h(t), "{op} on {t}");
+                if h(t) {
+                    // The table gives every generated combination a result type.
+                    assert!(ew_result(op, t).is_some(), "{op} on {t}");
                 }
             }
         }

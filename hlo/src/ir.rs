@@ -43,7 +43,21 @@ pub enum Constant {
     Elided,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// Where an instruction was written: the 1-based line and column (in characters) of its name in
+/// the text it was parsed from. Displays as `LINE:COL`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SourcePos {
+    pub line: u32,
+    pub col: u32,
+}
+
+impl std::fmt::Display for SourcePos {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.line, self.col)
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Instruction {
     pub name: String,
     pub shape: Shape,
@@ -55,6 +69,36 @@ pub struct Instruction {
     pub constant: Option<Constant>,
     /// Attributes in text order.
     pub attrs: Vec<(String, Attr)>,
+    /// Where the parser read the instruction (`None` for instructions made in memory); the
+    /// verifier names it in its errors. Provenance only: `==` ignores it, serde skips it and
+    /// the printer never writes it, so print∘parse stays a fixpoint and equal modules stay
+    /// equal wherever they came from. An instruction keeps it through edits and clones.
+    #[serde(skip)]
+    pub pos: Option<SourcePos>,
+}
+
+/// Equality of everything but [`Instruction::pos`].
+impl PartialEq for Instruction {
+    fn eq(&self, other: &Self) -> bool {
+        // Destructured so that a new field must be considered here.
+        let Instruction {
+            name,
+            shape,
+            opcode,
+            operands,
+            parameter_number,
+            constant,
+            attrs,
+            pos: _,
+        } = self;
+        *name == other.name
+            && *shape == other.shape
+            && *opcode == other.opcode
+            && *operands == other.operands
+            && *parameter_number == other.parameter_number
+            && *constant == other.constant
+            && *attrs == other.attrs
+    }
 }
 
 /// An attribute value. Which variant an attribute gets is decided by its name (see the parser);
@@ -160,6 +204,7 @@ impl Instruction {
             parameter_number: None,
             constant: None,
             attrs: Vec::new(),
+            pos: None,
         }
     }
 
@@ -262,6 +307,14 @@ impl Instruction {
             }
         }
         out
+    }
+
+    /// Whether the instruction has an effect beyond its result and so stays even when nothing
+    /// uses its value: its opcode's [`Opcode::has_side_effect`], or a `custom-call` with
+    /// `custom_call_has_side_effect=true`.
+    pub fn has_side_effect(&self) -> bool {
+        self.opcode.has_side_effect()
+            || (self.opcode == Opcode::CustomCall && self.flag("custom_call_has_side_effect"))
     }
 
     /// Control predecessors (`control-predecessors={...}`).

@@ -15,9 +15,9 @@ pub mod verify;
 
 pub use ir::{
     Attr, CompId, Computation, Constant, ConvDimLabels, InstrId, Instruction, Module, PaddingDim,
-    SliceDim, Window, WindowDim,
+    SliceDim, SourcePos, Window, WindowDim,
 };
 pub use literal::{ArrayLiteral, Literal, LiteralError, Scalar};
-pub use opcode::Opcode;
+pub use opcode::{Category, ElementTypes, OpInfo, Opcode};
 pub use shape::{ArrayShape, Layout, Shape};
 pub use types::{PrimitiveType, TypeClass};

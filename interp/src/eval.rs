@@ -3,7 +3,7 @@
 use crate::value::{Array, Value};
 use crate::{attrs, control, convert, dot, elementwise, fft, linalg, reduce, rng, shape_ops, sort};
 use crate::{invalid, unsupported, EvalError, EvalOptions, Result};
-use hlo::{CompId, InstrId, Instruction, Module, Opcode, Shape};
+use hlo::{Category, CompId, InstrId, Instruction, Module, Opcode, Shape};
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -366,41 +366,9 @@ impl<'m> Ctx<'m> {
             O::Map => control::map(self, i, ops)?,
             O::CustomCall => control::custom_call(self, i, ops)?,
 
-            // Elementwise.
-            O::Abs
-            | O::Negate
-            | O::Exp
-            | O::Expm1
-            | O::Log
-            | O::Log1p
-            | O::Logistic
-            | O::Sqrt
-            | O::Rsqrt
-            | O::Cbrt
-            | O::Sin
-            | O::Cos
-            | O::Tan
-            | O::Tanh
-            | O::Sinh
-            | O::Cosh
-            | O::Asin
-            | O::Acos
-            | O::Atan
-            | O::Asinh
-            | O::Acosh
-            | O::Atanh
-            | O::Erf
-            | O::Floor
-            | O::Ceil
-            | O::RoundNearestAfz
-            | O::RoundNearestEven
-            | O::Sign
-            | O::IsFinite
-            | O::Not
-            | O::PopulationCount
-            | O::Clz
-            | O::Real
-            | O::Imag => {
+            // Elementwise, by the opcode table's categories: every unary and binary op but
+            // compare goes through `elementwise` and the variant's adjustments.
+            op if op.category() == Category::ElementwiseUnary => {
                 need(1)?;
                 let (ty, _) = out_dims(i)?;
                 let r = elementwise_op(&self.opts.variant, i.opcode, &[a(0)?], ty, |x, t| {
@@ -415,23 +383,14 @@ impl<'m> Ctx<'m> {
                     &self.opts.variant,
                 )?)
             }
-            O::Add
-            | O::Subtract
-            | O::Multiply
-            | O::Divide
-            | O::Remainder
-            | O::Maximum
-            | O::Minimum
-            | O::Power
-            | O::Atan2
-            | O::And
-            | O::Or
-            | O::Xor
-            | O::ShiftLeft
-            | O::ShiftRightArithmetic
-            | O::ShiftRightLogical
-            | O::Complex
-            | O::Mulhi => {
+            O::Compare => {
+                need(2)?;
+                let dir = attrs::word(i, "direction")
+                    .ok_or_else(|| invalid("compare without direction"))?;
+                let ty = attrs::word(i, "type");
+                Value::array(elementwise::compare(a(0)?, a(1)?, &dir, ty.as_deref())?)
+            }
+            op if op.category() == Category::ElementwiseBinary => {
                 need(2)?;
                 let (ty, _) = out_dims(i)?;
                 let r =
@@ -446,13 +405,6 @@ impl<'m> Ctx<'m> {
                     r,
                     &self.opts.variant,
                 )?)
-            }
-            O::Compare => {
-                need(2)?;
-                let dir = attrs::word(i, "direction")
-                    .ok_or_else(|| invalid("compare without direction"))?;
-                let ty = attrs::word(i, "type");
-                Value::array(elementwise::compare(a(0)?, a(1)?, &dir, ty.as_deref())?)
             }
             O::Select => {
                 need(3)?;

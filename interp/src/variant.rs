@@ -98,7 +98,7 @@ pub enum Accumulation {
 impl Variant {
     /// Whether `op` on values of type `ty` is computed on c128 and rounded to c64.
     pub fn widens_complex(&self, op: Opcode, ty: PrimitiveType) -> bool {
-        self.wide_complex && ty == PrimitiveType::C64 && APPROXIMATED.contains(&op)
+        self.wide_complex && ty == PrimitiveType::C64 && op.is_approximated()
     }
 
     /// True when no option changes the evaluation of elementwise results (see [`adjust`]).
@@ -107,32 +107,9 @@ impl Variant {
     }
 }
 
-/// Functions XLA computes with approximations of its own (results a few ulps off).
-pub const APPROXIMATED: &[Opcode] = &[
-    Opcode::Exp,
-    Opcode::Expm1,
-    Opcode::Log,
-    Opcode::Log1p,
-    Opcode::Tanh,
-    Opcode::Logistic,
-    Opcode::Erf,
-    Opcode::Sin,
-    Opcode::Cos,
-    Opcode::Tan,
-    Opcode::Atan2,
-    Opcode::Power,
-    Opcode::Rsqrt,
-    Opcode::Cbrt,
-    Opcode::Acos,
-    Opcode::Acosh,
-    Opcode::Asin,
-    Opcode::Asinh,
-    Opcode::Atan,
-    Opcode::Atanh,
-    Opcode::Cosh,
-    Opcode::Sinh,
-    Opcode::Fft,
-];
+/// Functions XLA computes with approximations of its own (results a few ulps off): the
+/// opcodes `hlo`'s opcode table marks approximated ([`Opcode::is_approximated`]).
+pub const APPROXIMATED: &[Opcode] = hlo::opcode::APPROXIMATED;
 
 /// Results an approximated function never misses, which nudges leave alone: the exact value
 /// at an exact point (`exp(0) = 1`, `sin(0) = 0`, `log(1) = 0`) and the bound the function
@@ -257,7 +234,7 @@ pub fn adjust(op: Opcode, args: &[&Array], a: Array, v: &Variant) -> Result<Arra
     let nan_sign = v.nan_sign.filter(|_| !keeps_sign(op));
     let normwise = v.normwise_complex && a.ty.is_complex();
     // Normwise nudges leave real results alone.
-    let nudge = if APPROXIMATED.contains(&op)
+    let nudge = if op.is_approximated()
         && v.nudge_only.is_none_or(|o| o == op)
         && (a.ty.is_complex() || !v.normwise_complex)
     {

@@ -69,8 +69,7 @@ pub fn check_file(path: &Path) -> Result<String, CheckFailure> {
     let bytes = std::fs::read(path).map_err(|e| fail("read", e.to_string()))?;
     let module =
         hlo::parse::parse_module_bytes(&bytes).map_err(|e| fail("parse", format!("{file}:{e}")))?;
-    let text = String::from_utf8_lossy(&bytes);
-    crate::input::verify(path, &text, &module).map_err(|e| fail("verify", e.message))?;
+    crate::input::verify(path, &module).map_err(|e| fail("verify", e.message))?;
     let printed = hlo::print::module_to_string(&module);
     let reparsed = hlo::parse::parse_module(&printed).map_err(|e| {
         fail(

@@ -6,38 +6,16 @@ use crate::Failure;
 use hlo::{Literal, Module};
 use std::path::Path;
 
-/// The `line:col` where instruction `name` is defined in `text` (its name at the start of a
-/// line, after an optional `ROOT` and `%`), when it can be found.
-pub fn locate_instruction(text: &str, name: &str) -> Option<(usize, usize)> {
-    text.lines().enumerate().find_map(|(k, line)| {
-        let body = line.trim_start();
-        let indent = line.len() - body.len();
-        let rest = body.strip_prefix("ROOT ").unwrap_or(body);
-        let skipped = body.len() - rest.len();
-        let rest2 = rest.strip_prefix('%').unwrap_or(rest);
-        let skipped = skipped + (rest.len() - rest2.len());
-        let after = rest2.strip_prefix(name)?;
-        after
-            .trim_start()
-            .starts_with('=')
-            .then_some((k + 1, indent + skipped + 1))
-    })
-}
-
-/// Checks `module` (read from `path` as `text`) with our verifier: the first broken rule as a
-/// bad-input failure naming `file:line:col` where the instruction can be found.
-pub fn verify(path: &Path, text: &str, module: &Module) -> Result<(), Failure> {
+/// Checks `module` (read from `path`) with our verifier: the first broken rule as a bad-input
+/// failure, `file:line:col: instruction %name: message` (the parser records where each
+/// instruction is defined).
+pub fn verify(path: &Path, module: &Module) -> Result<(), Failure> {
     let Err(e) = hlo::verify::verify_module(module) else {
         return Ok(());
     };
-    let at = e
-        .instruction
-        .as_deref()
-        .and_then(|i| locate_instruction(text, i))
-        .map(|(l, c)| format!("{l}:{c}:"))
-        .unwrap_or_default();
+    let sep = if e.pos.is_some() { ":" } else { ": " };
     Err(Failure::bad_input(format!(
-        "{}:{at} invalid module (not run): {e}",
+        "{}{sep}{e} (invalid module, not run)",
         path.display()
     )))
 }
@@ -55,7 +33,7 @@ pub fn load_module(path: &Path) -> Result<(String, Module), Failure> {
             e.message
         ))
     })?;
-    verify(path, &text, &m)?;
+    verify(path, &m)?;
     Ok((text, m))
 }
 
@@ -153,14 +131,6 @@ pub fn merge_xla_options(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn an_instruction_is_located_by_its_definition_with_or_without_root_and_percent() {
-        let text = "HloModule m\n\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT %add.1 = f32[3] add(p, p)\n}\n";
-        assert_eq!(locate_instruction(text, "p"), Some((4, 3)));
-        assert_eq!(locate_instruction(text, "add.1"), Some((5, 9)));
-        assert_eq!(locate_instruction(text, "add"), None);
-    }
 
     #[test]
     fn given_xla_options_replace_stored_ones_of_the_same_name() {

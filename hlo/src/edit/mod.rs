@@ -124,7 +124,7 @@ pub fn live(c: &Computation) -> Vec<bool> {
     let mut live = vec![false; c.instructions.len()];
     let mut stack = vec![c.root];
     for (k, i) in c.instructions.iter().enumerate() {
-        if has_side_effect(i) {
+        if i.has_side_effect() {
             stack.push(k);
         }
     }
@@ -138,16 +138,6 @@ pub fn live(c: &Computation) -> Vec<bool> {
         stack.extend(i.control_predecessors().iter().copied());
     }
     live
-}
-
-/// Instructions that must stay even when nothing uses their value.
-pub fn has_side_effect(i: &Instruction) -> bool {
-    use Opcode::*;
-    match i.opcode {
-        Send | SendDone | Recv | RecvDone | Outfeed | Infeed | AfterAll | AddDependency => true,
-        CustomCall => i.flag("custom_call_has_side_effect"),
-        _ => false,
-    }
 }
 
 /// The instruction ids whose values are the leaves of `id`'s result, when it is built by

@@ -34,7 +34,7 @@ mod shape;
 pub use attrs::{attr_kind, AttrKind};
 pub use cursor::MAX_DEPTH;
 
-use crate::ir::{Attr, CompId, Computation, Constant, InstrId, Instruction, Module};
+use crate::ir::{Attr, CompId, Computation, Constant, InstrId, Instruction, Module, SourcePos};
 use crate::literal::Literal;
 use crate::opcode::Opcode;
 use crate::shape::Shape;
@@ -228,6 +228,40 @@ struct Parser<'a> {
     /// Computations made from async syntax sugar (their names may yield to real ones).
     generated: Vec<CompId>,
     pending: Vec<PendingComp<'a>>,
+    lines: LineTracker,
+}
+
+/// Line and column of increasing byte offsets, in time linear in the input overall (the
+/// instructions are read in text order; a smaller offset starts over from the beginning).
+#[derive(Default)]
+struct LineTracker {
+    offset: usize,
+    line: u32,
+    /// Characters between the start of the line and `offset`.
+    col: u32,
+}
+
+impl LineTracker {
+    fn pos(&mut self, src: &str, offset: usize) -> SourcePos {
+        let offset = offset.min(src.len());
+        if offset < self.offset {
+            *self = LineTracker::default();
+        }
+        for &b in &src.as_bytes()[self.offset..offset] {
+            if b == b'\n' {
+                self.line = self.line.saturating_add(1);
+                self.col = 0;
+            } else if b & 0xc0 != 0x80 {
+                // Not a UTF-8 continuation byte: a new character.
+                self.col = self.col.saturating_add(1);
+            }
+        }
+        self.offset = offset;
+        SourcePos {
+            line: self.line.saturating_add(1),
+            col: self.col.saturating_add(1),
+        }
+    }
 }
 
 const TABLE_NAMES: [&str; 4] = ["FileNames", "FunctionNames", "FileLocations", "StackFrames"];
@@ -240,6 +274,7 @@ impl<'a> Parser<'a> {
             comp_names: FastMap::default(),
             generated: Vec::new(),
             pending: Vec::new(),
+            lines: LineTracker::default(),
         }
     }
 
@@ -620,6 +655,7 @@ impl<'a> Parser<'a> {
             }
         }
         let refs = self.instr_attrs(&mut instr, instrs, names)?;
+        instr.pos = Some(self.lines.pos(self.c.src, name_at));
         match wrapped {
             Some(base) if opcode == Opcode::AsyncStart => {
                 let refs = self.desugar_async_start(&mut instr, base, refs, name_at, instrs)?;
@@ -840,10 +876,13 @@ impl<'a> Parser<'a> {
         for (i, s) in operand_shapes.into_iter().enumerate() {
             let mut p = Instruction::new(format!("param_{i}"), Opcode::Parameter, s);
             p.parameter_number = Some(i as i64);
+            // The wrapped computation was written on the start's line.
+            p.pos = start.pos;
             body.push(p);
         }
         let mut wrapped = Instruction::new(format!("{}.wrapped", start.name), base, result_shape);
         wrapped.operands = (0..body.len()).collect();
+        wrapped.pos = start.pos;
         // Everything but the thread moves to the wrapped instruction.
         let mut thread = None;
         let mut moved_refs = Vec::new();
