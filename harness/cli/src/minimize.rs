@@ -109,6 +109,7 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
     let opts = Options {
         max_tests: args.max_tests,
         time_limit: Duration::from_secs(args.time_limit),
+        ..Options::default()
     };
     let m = match minimize_case(&session.runner(), case, &opts).map_err(Failure::bad_input)? {
         Err(v) => {

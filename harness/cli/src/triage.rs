@@ -81,6 +81,7 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
     let opts = Options {
         max_tests: args.max_tests,
         time_limit: Duration::from_secs(args.time_limit),
+        ..Options::default()
     };
     let mut results = Vec::new();
     for (name, case) in cases {

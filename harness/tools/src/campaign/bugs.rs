@@ -29,6 +29,8 @@ pub struct MinimizeConfig {
     pub max_tests: usize,
     /// Bisect minimized mismatches (the culprit pass goes into the bucket).
     pub bisect: bool,
+    /// Chunked delta debugging (see [`crate::minimize::Options::chunked`]).
+    pub chunked: bool,
 }
 
 impl Default for MinimizeConfig {
@@ -38,6 +40,7 @@ impl Default for MinimizeConfig {
             per_finding: Duration::from_secs(60),
             max_tests: 600,
             bisect: true,
+            chunked: true,
         }
     }
 }
@@ -138,6 +141,7 @@ pub fn bucket_case(
     let opts = Options {
         max_tests: cfg.max_tests,
         time_limit: limit,
+        chunked: cfg.chunked,
     };
     let instructions = case.module.instruction_count();
     let ops = findings::bucket::ops_of(&case.module);

@@ -49,6 +49,8 @@ pub fn default_reductions() -> Vec<Box<dyn Reduction>> {
     vec![
         Box::new(metadata::StripAnnotations),
         Box::new(outputs::DropOutputs),
+        // Early too, so a large module does not keep its size through every other step.
+        Box::new(shapes::ShrinkShapes),
         Box::new(calls::InlineCalls),
         Box::new(operand::ReplaceByOperand),
         Box::new(parameter::ReplaceByParameter),
@@ -66,6 +68,10 @@ pub struct Options {
     pub max_tests: usize,
     /// Wall-clock limit; the best case so far is returned when it is reached.
     pub time_limit: Duration,
+    /// Try several consecutive edits of a reduction in one predicate call, doubling the number
+    /// after a success and halving it after a failure (as ddmin and llvm-reduce do); `false`
+    /// tries one edit per call.
+    pub chunked: bool,
 }
 
 impl Default for Options {
@@ -73,8 +79,39 @@ impl Default for Options {
         Options {
             max_tests: 2000,
             time_limit: Duration::from_secs(600),
+            chunked: true,
         }
     }
+}
+
+/// Up to `k` edits of `red` applied one after the other from `index` on (after an applied
+/// edit the same index names the next site, as the list shifted), each cleaned and verified;
+/// the case and the edits' descriptions, or `None` when none applies.
+fn chunk(
+    cur: &Case,
+    red: &dyn Reduction,
+    index: usize,
+    k: usize,
+) -> Option<(Case, Vec<String>)> {
+    let mut case = cur.clone();
+    let mut idx = index;
+    let mut what = Vec::new();
+    let mut steps = 0;
+    while what.len() < k && idx < red.count(&case) && steps < 4 * k + 16 {
+        steps += 1;
+        let Some(cand) = red.candidate(&case, idx) else {
+            idx += 1;
+            continue;
+        };
+        let next = unused::cleanup(&cand.case).unwrap_or(cand.case);
+        if next == case || verify(&next).is_err() {
+            idx += 1;
+            continue;
+        }
+        case = next;
+        what.push(cand.what);
+    }
+    (!what.is_empty()).then_some((case, what))
 }
 
 /// Per-reduction counts.
@@ -195,7 +232,10 @@ pub fn verify(case: &Case) -> Result<(), String> {
 
 /// The generic delta loop: repeat rounds over every reduction until none applies (a fixed
 /// point) or a limit is reached. Within a reduction, candidates are tried in index order; after
-/// an accepted edit the same index is tried again on the new case (the list shifted).
+/// an accepted edit the same index is tried again on the new case (the list shifted). With
+/// [`Options::chunked`], after an accepted edit the next call tries 2 edits at once, then 4,
+/// ... while they are accepted, and half as many after a refusal, down to one edit (which,
+/// refused, moves the index on): long runs of removable instructions cost a few calls.
 pub fn minimize(
     start: Case,
     reductions: &[Box<dyn Reduction>],
@@ -225,6 +265,8 @@ pub fn minimize(
         let mut changed = false;
         for red in reductions {
             let mut index = 0;
+            // Edits per predicate call: grows while edits are accepted, shrinks on failure.
+            let mut k: usize = 1;
             loop {
                 let n = red.count(&cur);
                 if index >= n {
@@ -233,6 +275,33 @@ pub fn minimize(
                 if out_of_budget(&stats) {
                     stats.stopped_early = true;
                     break 'rounds;
+                }
+                if opts.chunked && k > 1 {
+                    match chunk(&cur, red.as_ref(), index, k) {
+                        Some((case, what)) if what.len() > 1 => {
+                            let entry = stats
+                                .per_reduction
+                                .entry(red.name().to_string())
+                                .or_default();
+                            entry.tried += 1;
+                            stats.tests += 1;
+                            if predicate(&case) {
+                                entry.accepted += what.len();
+                                stats.accepted += what.len();
+                                for w in what {
+                                    stats.log.push(format!("{}: {w}", red.name()));
+                                }
+                                cur = case;
+                                changed = true;
+                                k = (k * 2).min(64);
+                            } else {
+                                k /= 2;
+                            }
+                            continue;
+                        }
+                        // One edit or none left from here: the single-edit step decides.
+                        _ => k = 1,
+                    }
                 }
                 let Some(cand) = red.candidate(&cur, index) else {
                     index += 1;
@@ -260,6 +329,7 @@ pub fn minimize(
                     stats.log.push(format!("{}: {}", red.name(), cand.what));
                     cur = case;
                     changed = true;
+                    k = 2;
                 } else {
                     index += 1;
                 }

@@ -12,57 +12,10 @@ pub struct ShrinkShapes;
 /// Most element positions tried.
 const MAX_PICKS: usize = 16;
 
+/// Elementwise over one shape: the opcode table's elementwise categories, and the conversions
+/// that keep the shape.
 fn elementwise(op: Opcode) -> bool {
-    use Opcode::*;
-    matches!(
-        op,
-        Abs | Add
-            | And
-            | Atan2
-            | Cbrt
-            | Ceil
-            | Clamp
-            | Clz
-            | Compare
-            | Complex
-            | Convert
-            | Cos
-            | Divide
-            | Erf
-            | Exp
-            | Expm1
-            | Floor
-            | Imag
-            | IsFinite
-            | Log
-            | Log1p
-            | Logistic
-            | Maximum
-            | Minimum
-            | Multiply
-            | Negate
-            | Not
-            | Or
-            | PopulationCount
-            | Power
-            | Real
-            | ReducePrecision
-            | Remainder
-            | RoundNearestAfz
-            | RoundNearestEven
-            | Rsqrt
-            | Select
-            | ShiftLeft
-            | ShiftRightArithmetic
-            | ShiftRightLogical
-            | Sign
-            | Sin
-            | Sqrt
-            | Subtract
-            | Tan
-            | Tanh
-            | Xor
-    )
+    op.is_elementwise() || matches!(op, Opcode::Convert | Opcode::ReducePrecision)
 }
 
 /// The dimensions every non-scalar array of the entry has, when the entry is elementwise over
