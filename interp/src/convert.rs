@@ -2,6 +2,7 @@
 
 use crate::elementwise::{to_c64s, to_f64s, to_i64s};
 use crate::value::{from_bits, to_bits, wrap_int, Array, Buffer, ComplexElem, FloatElem, IntElem};
+use crate::variant::Narrowing;
 use crate::{invalid, unsupported, Result};
 use hlo::{PrimitiveType, TypeClass};
 use num_complex::{Complex32, Complex64};
@@ -71,6 +72,49 @@ fn through_f32(w: Wide) -> Wide {
     }
 }
 
+/// `x` rounded to f32 toward zero, with the last bit set when that was inexact ("round to
+/// odd"): a later rounding to nearest of the result to 22 or fewer significant bits (f16 has 11)
+/// gives what rounding `x` itself would. NaN and values beyond f32's range convert as `as`
+/// does.
+fn f64_to_f32_odd(x: f64) -> f32 {
+    let y = x as f32;
+    if x.is_nan() || y.is_infinite() || y as f64 == x {
+        return y;
+    }
+    let mut b = y.to_bits();
+    if (y as f64).abs() > x.abs() {
+        // `as` rounded away from zero: the f32 below in magnitude is the truncation.
+        b -= 1;
+    }
+    f32::from_bits(b | 1)
+}
+
+/// `x` rounded once to f16 (nearest, ties to even), as AVX512-FP16's `vcvtsd2sh` does; NaN
+/// payloads as through f32. (`half::f16::from_f64` rounds through f32 where the CPU has F16C,
+/// and its software path ignores the low 32 mantissa bits, so neither is one rounding.)
+fn f64_to_f16_once(x: f64) -> half::f16 {
+    half::f16::from_f32(f64_to_f32_odd(x))
+}
+
+/// The source values rounded once to f16 (see [`Narrowing::Direct`]).
+fn direct_f16(w: &Wide) -> Vec<half::f16> {
+    match w {
+        Wide::F(v) => v.iter().map(|&x| f64_to_f16_once(x)).collect(),
+        Wide::I(v, unsigned) => v
+            .iter()
+            .map(|&x| {
+                let wide: i128 = if *unsigned {
+                    x as u64 as i128
+                } else {
+                    x as i128
+                };
+                f64_to_f16_once(int_to_f64_sticky(wide))
+            })
+            .collect(),
+        Wide::C(v) => v.iter().map(|z| f64_to_f16_once(z.re)).collect(),
+    }
+}
+
 /// Float -> integer: NaN -> 0, out of range saturates, otherwise truncation toward zero.
 fn f64_to_int(x: f64, bits: u32, signed: bool) -> i64 {
     if x.is_nan() {
@@ -136,8 +180,15 @@ fn build_complex<T: ComplexElem>(w: &Wide) -> Vec<T> {
     }
 }
 
-/// `convert` to element type `to`.
+/// `convert` to element type `to`, narrowing to f16 through f32 (for the oracle's own
+/// roundings of wide results; the `convert` op uses [`convert_with`] and the host's choice).
 pub fn convert(a: &Array, to: PrimitiveType) -> Result<Array> {
+    convert_with(a, to, Narrowing::ViaF32)
+}
+
+/// `convert` to element type `to`, narrowing f64, c128 and integers to f16 as `narrowing` says
+/// (bf16 always through f32, f8 and f4 types always in one rounding).
+pub fn convert_with(a: &Array, to: PrimitiveType, narrowing: Narrowing) -> Result<Array> {
     if a.ty == to {
         return Ok(a.clone());
     }
@@ -165,8 +216,12 @@ pub fn convert(a: &Array, to: PrimitiveType) -> Result<Array> {
         P::U32 => Buffer::U32(build_int(&wide, bits, false)),
         P::U64 => Buffer::U64(build_int(&wide, bits, false)),
         // XLA (CPU and HloEvaluator, through Eigen's half/bfloat16 constructors) narrows to f16
-        // and bf16 through f32: two roundings for f64 and integer sources.
-        P::F16 => Buffer::F16(build_float(&through_f32(wide), false)),
+        // and bf16 through f32: two roundings for f64 and integer sources. XLA CPU on a host
+        // with AVX512-FP16 narrows to f16 in one (see `crate::host`).
+        P::F16 => Buffer::F16(match narrowing {
+            Narrowing::ViaF32 => build_float(&through_f32(wide), false),
+            Narrowing::Direct => direct_f16(&wide),
+        }),
         P::Bf16 => Buffer::Bf16(build_float(&through_f32(wide), false)),
         P::F32 => Buffer::F32(match &wide {
             // i64 -> f32 directly: Rust's `as` rounds once to nearest even.

@@ -1,5 +1,6 @@
 //! The evaluation loop: one step per instruction, values released after their last use.
 
+use crate::host::HostCpu;
 use crate::value::{Array, Value};
 use crate::{attrs, control, convert, dot, elementwise, fft, linalg, reduce, rng, shape_ops, sort};
 use crate::{invalid, unsupported, EvalError, EvalOptions, Result};
@@ -374,7 +375,7 @@ impl<'m> Ctx<'m> {
                 let r = elementwise_op(&self.opts.variant, i.opcode, &[a(0)?], ty, |x, t| {
                     elementwise::unary(i.opcode, x[0], t)
                 })?;
-                let r = f8_nan_bits(i.opcode, r)?;
+                let r = f8_nan_bits(i.opcode, &[a(0)?], r, self.opts.host())?;
                 let args = [&**a(0)?];
                 Value::array(crate::variant::adjust(
                     i.opcode,
@@ -397,7 +398,7 @@ impl<'m> Ctx<'m> {
                     elementwise_op(&self.opts.variant, i.opcode, &[a(0)?, a(1)?], ty, |x, t| {
                         elementwise::binary(i.opcode, x[0], x[1], t)
                     })?;
-                let r = f8_nan_bits(i.opcode, r)?;
+                let r = f8_nan_bits(i.opcode, &[a(0)?, a(1)?], r, self.opts.host())?;
                 let args = [&**a(0)?, &**a(1)?];
                 Value::array(crate::variant::adjust(
                     i.opcode,
@@ -418,10 +419,10 @@ impl<'m> Ctx<'m> {
                 need(1)?;
                 let (ty, _) = out_dims(i)?;
                 let x = a(0)?;
-                let r = convert::convert(x, ty)?;
+                let r = convert::convert_with(x, ty, self.opts.narrowing())?;
                 if x.ty == hlo::PrimitiveType::F16 {
                     // f16 -> f8e5m2 (a truncation on XLA CPU) makes every NaN 0x7f.
-                    Value::array(f8_nan_bits(Opcode::Convert, r)?)
+                    Value::array(f8_nan_bits(Opcode::Convert, &[x], r, self.opts.host())?)
                 } else {
                     Value::array(r)
                 }
@@ -533,9 +534,11 @@ fn elementwise_op(
 
 /// The NaN bits XLA CPU's compiled code gives f8 results (measured; see KNOWN_DIFFERENCES.md):
 /// f8e5m2 is computed in f16 and truncated back, so every NaN an elementwise op or an
-/// f16 -> f8e5m2 conversion produces is `0x7f`, whatever its sign and payload; `maximum` and
-/// `minimum` of f8e4m3fn, f8e4m3 and f8e3m4 give the positive quiet NaN of the type.
-fn f8_nan_bits(op: Opcode, r: Array) -> Result<Array> {
+/// f16 -> f8e5m2 conversion produces is `0x7f`, whatever its sign and payload. `maximum` and
+/// `minimum` of f8e4m3fn, f8e4m3 and f8e3m4 give the quiet NaN of the type (`0x7f`, `0x7c`,
+/// `0x78`) with a sign that depends on the host ([`crate::host`]): positive without
+/// AVX512-FP16; with it, the sign [`native_min_max_nan_sign`] gives. `args` are the operands.
+fn f8_nan_bits(op: Opcode, args: &[&Array], r: Array, host: HostCpu) -> Result<Array> {
     use hlo::PrimitiveType as P;
     let canonical: u128 = match (r.ty, op) {
         (P::F8E5M2, _) => 0x7f,
@@ -548,11 +551,62 @@ fn f8_nan_bits(op: Opcode, r: Array) -> Result<Array> {
     if !values.iter().any(|v| v.is_nan()) {
         return Ok(r);
     }
+    // The operands as (NaN, negative) where the sign of a NaN result depends on them.
+    let signed = r.ty != P::F8E5M2 && host.avx512fp16;
+    let operands: Vec<Vec<(bool, bool)>> = if signed {
+        args.iter()
+            .map(|x| {
+                let sign = 1u128 << (x.ty.bit_width() - 1);
+                elementwise::to_f64s(&x.buf)
+                    .into_iter()
+                    .zip(crate::value::to_bits(&x.buf))
+                    .map(|(v, b)| (v.is_nan(), b & sign != 0))
+                    .collect()
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     let bits: Vec<u128> = crate::value::to_bits(&r.buf)
         .into_iter()
         .zip(&values)
-        .map(|(b, v)| if v.is_nan() { canonical } else { b })
+        .enumerate()
+        .map(|(k, (b, v))| {
+            if !v.is_nan() {
+                return b;
+            }
+            let negative = match operands.as_slice() {
+                [x, y] if x.len() == values.len() && y.len() == values.len() => {
+                    native_min_max_nan_sign(op, x[k], y[k])
+                }
+                _ => false,
+            };
+            if negative {
+                canonical | 0x80
+            } else {
+                canonical
+            }
+        })
         .collect();
     let buf = crate::value::from_bits(r.ty, &bits)?;
     Ok(Array::new(r.ty, r.dims, buf))
+}
+
+/// Whether XLA CPU's native `maximum`/`minimum` (x86 code for a type the CPU computes in:
+/// f16 with AVX512-FP16, in which the f8 types are computed) of `x` and `y`, given as (NaN,
+/// negative) with at least one NaN, gives a negative NaN: the sign of `x` when `x` is NaN;
+/// otherwise for `maximum` negative only when both are negative, for `minimum` negative when
+/// either is (the sign bits ANDed or ORed, as for zeros of either sign). Measured on every pair
+/// of NaNs of both signs, zeros, infinities and finite values of f8e4m3fn, f8e4m3 and f8e3m4
+/// on a Sapphire Rapids host (XLA CPU's f16, f32 and f64 `maximum`/`minimum` sign their NaNs
+/// the same way; the oracle does not imitate those, see KNOWN_DIFFERENCES.md).
+fn native_min_max_nan_sign(op: Opcode, x: (bool, bool), y: (bool, bool)) -> bool {
+    let ((x_nan, sx), (_, sy)) = (x, y);
+    if x_nan {
+        sx
+    } else if op == Opcode::Maximum {
+        sx && sy
+    } else {
+        sx || sy
+    }
 }

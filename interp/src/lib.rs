@@ -18,6 +18,7 @@ mod dot;
 mod elementwise;
 mod eval;
 mod fft;
+pub mod host;
 mod linalg;
 mod reduce;
 mod rng;
@@ -59,6 +60,23 @@ pub struct EvalOptions {
     /// Implementation choices to make differently from the default evaluation (NaN signs,
     /// last bits of approximated functions): see [`variant`].
     pub variant: variant::Variant,
+    /// The host whose XLA CPU results the default evaluation imitates where they depend on the
+    /// CPU's features (`None`: the host the oracle runs on, [`host::HostCpu::get`]).
+    pub host: Option<host::HostCpu>,
+}
+
+impl EvalOptions {
+    /// The host this evaluation imitates: [`EvalOptions::host`], else the one it runs on.
+    pub fn host(&self) -> host::HostCpu {
+        self.host.unwrap_or_else(host::HostCpu::get)
+    }
+
+    /// How `convert` narrows to f16 in this evaluation: the variant's choice, else the host's.
+    pub fn narrowing(&self) -> variant::Narrowing {
+        self.variant
+            .narrowing
+            .unwrap_or_else(|| self.host().narrowing())
+    }
 }
 
 impl Default for EvalOptions {
@@ -67,6 +85,7 @@ impl Default for EvalOptions {
             max_steps: 200_000_000,
             max_bytes: 8 << 30,
             variant: variant::Variant::default(),
+            host: None,
         }
     }
 }

@@ -35,6 +35,9 @@
 //!   into a convolution's lhs (StableHLO's definition: pad, then dot; XLA's lowerings through
 //!   `pad` do the same), while XLA's convolution kernels skip them. Only an inf or NaN kernel
 //!   value over padding tells them apart (0 * NaN is NaN); the variant skips them.
+//! - **Narrowing to f16**: `convert` from f64 (a c128's real part, an integer) to f16 rounds
+//!   once on a host with AVX512-FP16 and through f32 (twice) on one without; the default
+//!   follows the host the oracle runs on ([`crate::host`]), the variant picks either.
 
 use crate::value::{from_bits, to_bits, Array, Buffer};
 use crate::Result;
@@ -72,6 +75,21 @@ pub struct Variant {
     /// `LT`). StableHLO defines the selection as a reduction in no fixed order, so any of the
     /// tied elements is allowed; XLA CPU's choice differs from the evaluator's.
     pub select_ties: Option<SelectTies>,
+    /// How `convert` narrows f64, c128 and integer values to f16 (`None`: as XLA CPU does on
+    /// the host, [`crate::host::HostCpu::narrowing`]).
+    pub narrowing: Option<Narrowing>,
+}
+
+/// How `convert` narrows f64 (a c128's real part, an integer) to f16 (see
+/// [`Variant::narrowing`]). bf16 goes through f32 either way: x86 has no instruction that
+/// narrows f64 to bf16, and XLA CPU rounds through f32 on every host measured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Narrowing {
+    /// Round to f32, then to f16 (two roundings): XLA CPU on hosts without AVX512-FP16, and
+    /// HloEvaluator (Eigen's `half` constructors).
+    ViaF32,
+    /// Round once to f16: XLA CPU on hosts with AVX512-FP16 (`vcvtsd2sh`).
+    Direct,
 }
 
 /// The element `select-and-scatter` keeps among tied ones (see [`Variant::select_ties`]).
