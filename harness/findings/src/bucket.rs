@@ -68,7 +68,22 @@ pub fn symptom(expected: &str, actual: &str) -> &'static str {
     }
 }
 
-/// `opcode:type` of the non-trivial instructions of `m` (every computation), sorted, once.
+/// How a bucket names an element type: the ordinary float, integer and complex types by class
+/// (`float`, `int`, `uint`, `complex`; a bug in f32 atan2 is the same bug in f64), the types
+/// with code paths of their own by name (sub-byte integers, f8 and f4 types, `pred`).
+pub fn type_key(ty: hlo::PrimitiveType) -> String {
+    use hlo::PrimitiveType as T;
+    match ty {
+        T::F16 | T::Bf16 | T::F32 | T::F64 => "float".into(),
+        T::S8 | T::S16 | T::S32 | T::S64 => "int".into(),
+        T::U8 | T::U16 | T::U32 | T::U64 => "uint".into(),
+        T::C64 | T::C128 => "complex".into(),
+        other => other.name().to_string(),
+    }
+}
+
+/// `opcode:type` of the non-trivial instructions of `m` (every computation; the type as
+/// [`type_key`] names it), sorted, once.
 pub fn ops_of(m: &Module) -> Vec<String> {
     let mut ops: Vec<String> = m
         .computations
@@ -80,7 +95,7 @@ pub fn ops_of(m: &Module) -> Vec<String> {
                 .shape
                 .leaves()
                 .first()
-                .map(|l| l.ty.name().to_string())
+                .map(|l| type_key(l.ty))
                 .unwrap_or_default();
             format!("{}:{ty}", i.opcode.name())
         })
@@ -101,13 +116,20 @@ impl BucketSignature {
         let first_line = normalize_message(verdict.message.lines().next().unwrap_or(""));
         let (symptom_class, culprit, message) = match verdict.kind {
             VerdictKind::Mismatch | VerdictKind::Nondeterministic => {
-                let worst = verdict.comparison.as_ref().and_then(|c| {
+                let first = verdict.comparison.as_ref().and_then(|c| {
                     let out = verdict.mismatched_outputs.first().copied()?;
-                    c.outputs.get(out)?.worst.first().cloned()
+                    c.outputs.get(out)
                 });
-                let s = worst
-                    .map(|w| symptom(&w.expected, &w.actual))
-                    .unwrap_or("value");
+                // Integers have no NaN, infinity or signed zero: any wrong integer is `value`
+                // (a wrong 0 and a wrong 1 from the same bug stay one bucket).
+                let s = match first {
+                    Some(o) if o.ty.is_float() || o.ty.is_complex() => o
+                        .worst
+                        .first()
+                        .map(|w| symptom(&w.expected, &w.actual))
+                        .unwrap_or("value"),
+                    _ => "value",
+                };
                 (
                     s.to_string(),
                     culprit.unwrap_or("").to_string(),
@@ -211,7 +233,7 @@ mod tests {
         BucketSignature {
             kind: VerdictKind::Mismatch,
             backend: "xla-cpu".into(),
-            ops: vec!["count-leading-zeros:s16".into()],
+            ops: vec!["count-leading-zeros:int".into()],
             symptom: "value".into(),
             culprit: culprit.into(),
             message: String::new(),
@@ -226,7 +248,7 @@ mod tests {
         assert_eq!(folding.id(), sig("constant_folding").id());
         assert_eq!(
             folding.title(),
-            "s16 count-leading-zeros: wrong value (constant_folding) on xla-cpu"
+            "int count-leading-zeros: wrong value (constant_folding) on xla-cpu"
         );
     }
 }

@@ -16,7 +16,9 @@
 //! kind = "mismatch"          # the verdict kind
 //! ops_include = ["count-leading-zeros"]   # each of these opcodes is among the bucket's ops
 //! ops_within = ["count-leading-zeros", "convert"]   # the bucket has no opcode outside these
-//! types = ["s4", "u4"]       # at least one op has one of these element types
+//! ops_any = ["sine", "cosine"]            # at least one of these opcodes is among its ops
+//! types = ["s4", "uint"]     # at least one op has one of these types (as buckets name
+//!                            # them: float, int, uint, complex by class; s4, f8e5m2, pred...)
 //! culprit = ["constant_folding"]          # the culprit is one of these
 //! symptom = ["value", "sign"]             # the symptom is one of these
 //! message_contains = "SmallVector"        # crash/rejected: the message contains this
@@ -48,6 +50,8 @@ pub struct Matcher {
     pub ops_include: Vec<String>,
     #[serde(default)]
     pub ops_within: Vec<String>,
+    #[serde(default)]
+    pub ops_any: Vec<String>,
     #[serde(default)]
     pub types: Vec<String>,
     #[serde(default)]
@@ -106,6 +110,10 @@ impl Matcher {
                 || b.ops
                     .iter()
                     .all(|o| self.ops_within.iter().any(|w| w == opcode(o))))
+            && (self.ops_any.is_empty()
+                || b.ops
+                    .iter()
+                    .any(|o| self.ops_any.iter().any(|w| w == opcode(o))))
             && (self.types.is_empty()
                 || b.ops.iter().any(|o| self.types.iter().any(|t| t == ty(o))))
             && one_of(&self.culprit, &b.culprit)

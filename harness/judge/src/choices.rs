@@ -29,7 +29,7 @@ pub fn explain_by_allowed_choices(
     outcomes: &[(String, Outcome)],
     tol: &Tolerance,
 ) -> Option<Verdict> {
-    use interp::variant::{Accumulation, SelectTies, Variant, APPROXIMATED};
+    use interp::variant::{Accumulation, Narrowing, SelectTies, Variant, APPROXIMATED};
     let k = outcomes.iter().position(|(n, _)| n == ORACLE)?;
     let base = outcomes[k].1.as_ok()?.clone();
     let flushed = crate::compare::flush_subnormals(inputs);
@@ -82,6 +82,24 @@ pub fn explain_by_allowed_choices(
             skip_conv_padding: true,
             ..Variant::default()
         });
+    }
+    // Narrowing to f16 once or through f32: XLA CPU's choice depends on the host's vector
+    // features (AVX512-FP16), so either is allowed.
+    if module.computations.iter().any(|c| {
+        c.instructions.iter().any(|i| {
+            i.opcode == hlo::Opcode::Convert
+                && i.shape
+                    .leaves()
+                    .iter()
+                    .any(|l| l.ty == hlo::PrimitiveType::F16)
+        })
+    }) {
+        for narrowing in [Narrowing::ViaF32, Narrowing::Direct] {
+            variants.push(Variant {
+                narrowing: Some(narrowing),
+                ..Variant::default()
+            });
+        }
     }
     if !approximated.is_empty() {
         variants.push(Variant {

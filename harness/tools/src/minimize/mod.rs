@@ -87,12 +87,7 @@ impl Default for Options {
 /// Up to `k` edits of `red` applied one after the other from `index` on (after an applied
 /// edit the same index names the next site, as the list shifted), each cleaned and verified;
 /// the case and the edits' descriptions, or `None` when none applies.
-fn chunk(
-    cur: &Case,
-    red: &dyn Reduction,
-    index: usize,
-    k: usize,
-) -> Option<(Case, Vec<String>)> {
+fn chunk(cur: &Case, red: &dyn Reduction, index: usize, k: usize) -> Option<(Case, Vec<String>)> {
     let mut case = cur.clone();
     let mut idx = index;
     let mut what = Vec::new();
