@@ -1,6 +1,8 @@
-//! Kill-then-resume: a campaign (`hlo-diff fuzz`) killed with SIGKILL and resumed ends with the
-//! same findings (no occurrence lost or counted twice) as the same campaign run without
-//! interruption. Needs real XLA (`test_support::need_xla`).
+//! Kill-then-resume: a campaign (`hlo-diff fuzz`) killed with SIGKILL, once while fuzzing and
+//! once while minimizing its findings, and resumed each time, ends with the same findings (no
+//! occurrence lost or counted twice), the same buckets with the same counts and the same repro
+//! modules as the same campaign run without interruption. Needs real XLA
+//! (`test_support::need_xla`).
 
 use findings::store::Store;
 use hlo::PrimitiveType;
@@ -26,6 +28,46 @@ fn occurrences(dir: &Path) -> BTreeMap<String, BTreeSet<String>> {
             )
         })
         .collect()
+}
+
+/// The buckets of a campaign's `report.json`: id -> (count, findings, repro module text).
+fn buckets(dir: &Path) -> BTreeMap<String, (u64, usize, String)> {
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
+    r["buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            let repro = b["repro"].as_str().map(Path::new).map(|d| {
+                let f = std::fs::read_dir(d)
+                    .unwrap()
+                    .flatten()
+                    .map(|e| e.path())
+                    .find(|p| p.to_string_lossy().ends_with(".before_optimizations.txt"))
+                    .unwrap();
+                std::fs::read_to_string(f).unwrap()
+            });
+            (
+                b["id"].as_str().unwrap().to_string(),
+                (
+                    b["count"].as_u64().unwrap(),
+                    b["findings"].as_array().unwrap().len(),
+                    repro.unwrap_or_default(),
+                ),
+            )
+        })
+        .collect()
+}
+
+fn minimized(dir: &Path) -> usize {
+    std::fs::read_dir(dir.join("findings"))
+        .map(|rd| {
+            rd.flatten()
+                .filter(|e| e.path().join("minimized.json").is_file())
+                .count()
+        })
+        .unwrap_or(0)
 }
 
 #[test]
@@ -116,11 +158,30 @@ fn a_killed_campaign_resumes_without_losing_or_duplicating_findings() {
         "killed mid-way: {}",
         state.next_index
     );
+    // Resumed, it finishes the fuzz phase; killed again, this time while it minimizes.
+    let mut child = Command::new(exe)
+        .args(args(&b))
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while minimized(&b) < 1 && t0.elapsed() < Duration::from_secs(240) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let done = minimized(&b);
+    assert!(done >= 1, "minimization started before the kill");
     let st = Command::new(exe).args(args(&b)).output().unwrap();
     assert!(
         st.status.code() == Some(1) || st.status.code() == Some(0),
         "{}",
         String::from_utf8_lossy(&st.stderr)
+    );
+    assert_eq!(buckets(&b), buckets(&a), "same buckets, counts and repros");
+    assert!(
+        !buckets(&a).is_empty(),
+        "fast min/max findings are bucketed"
     );
     let resumed = tools::campaign::load_state(&b).unwrap().unwrap();
     assert_eq!(resumed.next_index, 16, "the seeds continue to the end");

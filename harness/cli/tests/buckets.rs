@@ -1,0 +1,148 @@
+//! Findings become bugs: a campaign minimizes and buckets its findings, exits 1 only for a NEW
+//! bucket, and 0 when the known-bug registry knows every bucket. The divergence is injected
+//! (`xla_cpu_enable_fast_min_max=true` makes maximum/minimum drop NaNs), so every XLA produces
+//! it. Needs real XLA (`test_support::need_xla`).
+
+use hlo::PrimitiveType;
+use std::path::Path;
+use std::process::Command;
+
+fn campaign(out: &Path, gen: &Path, extra: &[&str]) -> (i32, serde_json::Value) {
+    let st = Command::new(env!("CARGO_BIN_EXE_hlo-diff"))
+        .args([
+            "fuzz",
+            "--iterations",
+            "6",
+            "--pack",
+            "2",
+            "--jobs",
+            "2",
+            "--seed",
+            "7",
+            "--quiet",
+            "--no-voter",
+            "--xla-option",
+            "xla_cpu_enable_fast_min_max=true",
+            "--gen-config",
+        ])
+        .arg(gen)
+        .arg("--out")
+        .arg(out)
+        .args(extra)
+        .output()
+        .unwrap();
+    let code = st.status.code().expect("exited");
+    assert!(code <= 1, "{}", String::from_utf8_lossy(&st.stderr));
+    let report = serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    (code, report)
+}
+
+#[test]
+fn a_new_bucket_fails_the_campaign_and_a_known_one_does_not() {
+    if !test_support::need_xla() {
+        return;
+    }
+    let gen = generators::Config {
+        op_weights: [(generators::OpFamily::Binary, 10)].into_iter().collect(),
+        element_types: vec![PrimitiveType::F32],
+        control_flow: false,
+        max_instructions: 6,
+        special_value_percent: 40,
+        ..generators::Config::default()
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let gen_path = tmp.path().join("gen.json");
+    std::fs::write(&gen_path, serde_json::to_string(&gen).unwrap()).unwrap();
+
+    // With the project's registry, nothing claims fast min/max: NEW, exit 1.
+    let (code, r) = campaign(&tmp.path().join("a"), &gen_path, &[]);
+    assert_eq!(code, 1, "{r}");
+    let buckets = r["buckets"].as_array().unwrap();
+    let new: Vec<&serde_json::Value> = buckets.iter().filter(|b| b["new"] == true).collect();
+    assert!(!new.is_empty(), "{r}");
+    let max_min = |b: &serde_json::Value| {
+        b["signature"]["ops"].as_array().unwrap().iter().any(|o| {
+            o.as_str()
+                .is_some_and(|o| o.starts_with("maximum:") || o.starts_with("minimum:"))
+        })
+    };
+    assert!(
+        new.iter().any(|b| max_min(b)),
+        "a NEW bucket's repro is a min or max: {r}"
+    );
+    for b in &new {
+        assert!(b["repro"].is_string(), "every NEW bucket has a repro: {b}");
+        assert!(b["instructions"].as_u64().unwrap() <= 6, "minimized: {b}");
+    }
+    assert_eq!(r["unbucketed"].as_array().unwrap().len(), 0, "{r}");
+
+    // A registry that knows max/min with NaNs dropped: every bucket known, exit 0 ...
+    let reg = tmp.path().join("registry");
+    std::fs::create_dir_all(&reg).unwrap();
+    for (i, op) in ["maximum", "minimum", "clamp"].iter().enumerate() {
+        std::fs::write(
+            reg.join(format!("{i}.toml")),
+            format!(
+                "id = \"fast-{op}\"\ntitle = \"{op} drops NaNs under fast min/max\"\nstatus = \"intended\"\n\n[match]\nkind = \"mismatch\"\nops_include = [\"{op}\"]\n"
+            ),
+        )
+        .unwrap();
+    }
+    let (code, r) = campaign(
+        &tmp.path().join("b"),
+        &gen_path,
+        &["--registry", reg.to_str().unwrap()],
+    );
+    let new = r["new_buckets"].as_u64().unwrap();
+    assert_eq!((code, new), (0, 0), "{r}");
+    assert!(r["buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|b| b["known"]["id"].is_string()));
+    // ... unless any finding is to fail it.
+    let (code, _) = campaign(
+        &tmp.path().join("b"),
+        &gen_path,
+        &["--registry", reg.to_str().unwrap(), "--fail-on-any-finding"],
+    );
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn a_bucket_seen_by_an_earlier_night_is_not_new() {
+    if !test_support::need_xla() {
+        return;
+    }
+    let gen = generators::Config {
+        op_weights: [(generators::OpFamily::Binary, 10)].into_iter().collect(),
+        element_types: vec![PrimitiveType::F32],
+        control_flow: false,
+        max_instructions: 6,
+        special_value_percent: 40,
+        ..generators::Config::default()
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let gen_path = tmp.path().join("gen.json");
+    std::fs::write(&gen_path, serde_json::to_string(&gen).unwrap()).unwrap();
+    let history = tmp.path().join("history.json");
+    let h = ["--history", history.to_str().unwrap()];
+    let (code, r) = campaign(&tmp.path().join("night1"), &gen_path, &h);
+    assert_eq!(code, 1, "{r}");
+    let ids: Vec<String> = r["buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["new"] == true)
+        .map(|b| b["id"].as_str().unwrap().to_string())
+        .collect();
+    assert!(!ids.is_empty());
+    // The same seeds tomorrow: the same bucket ids, now "seen before".
+    let (code, r) = campaign(&tmp.path().join("night2"), &gen_path, &h);
+    assert_eq!(code, 0, "{r}");
+    for b in r["buckets"].as_array().unwrap() {
+        if ids.iter().any(|i| b["id"] == i.as_str()) {
+            assert!(b["seen_before"].is_string(), "{b}");
+        }
+    }
+}
