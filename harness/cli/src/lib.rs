@@ -12,6 +12,7 @@ pub mod dump;
 pub mod fuzz;
 pub mod gen;
 pub mod input;
+pub mod merge;
 pub mod minimize;
 pub mod recheck;
 pub mod run;
@@ -104,6 +105,8 @@ pub enum Command {
     Recheck(recheck::Args),
     /// The root-cause bucket of a module or finding, and whether the known-bug registry knows it.
     Bucket(bucket::Args),
+    /// Fold several campaigns' stores (shards) into one store and one report.
+    Merge(merge::Args),
 }
 
 /// Runs a parsed command line.
@@ -120,6 +123,7 @@ pub fn run(cli: Cli) -> Result<Exit, Failure> {
         Command::Triage(a) => triage::run(a, &cli.global),
         Command::Recheck(a) => recheck::run(a, &cli.global),
         Command::Bucket(a) => bucket::run(a, &cli.global),
+        Command::Merge(a) => merge::run(a, &cli.global),
     }
 }
 

@@ -217,3 +217,63 @@ fn recheck_reports_the_stored_and_the_current_verdict() {
     );
     assert!(out.contains("1 findings rechecked"), "{out}");
 }
+
+/// `maximum(x, NaN)`: IEEE gives NaN; with `xla_cpu_enable_fast_min_max=true` XLA CPU gives x.
+const MAX_NAN: &str = "HloModule max_nan\n\nENTRY e {\n  x = f32[2] parameter(0)\n  n = f32[] constant(nan)\n  b = f32[2] broadcast(n), dimensions={}\n  ROOT m = f32[2] maximum(x, b)\n}\n";
+
+#[test]
+fn run_repeat_counts_fresh_processes_that_disagree() {
+    if !test_support::need_xla() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("max_nan.hlo");
+    std::fs::write(&f, MAX_NAN).unwrap();
+    // Every fresh process agrees with the oracle ...
+    let (code, stdout, stderr) = run(hlo_diff().args(["run", "--json", "--repeat", "2"]).arg(&f));
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let v = json(&stdout);
+    let r = &v["repeat"][0];
+    assert_eq!(
+        (r["runs"].as_u64(), r["disagree_with_oracle"].as_u64()),
+        (Some(2), Some(0)),
+        "{v}"
+    );
+    // ... and with the injected divergence every one of them disagrees.
+    let (code, stdout, stderr) = run(hlo_diff()
+        .args([
+            "run",
+            "--json",
+            "--repeat",
+            "2",
+            "--xla-option",
+            "xla_cpu_enable_fast_min_max=true",
+        ])
+        .arg(&f));
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let v = json(&stdout);
+    assert_eq!(v["verdict"], "mismatch", "{v}");
+    let r = &v["repeat"][0];
+    assert_eq!(r["disagree_with_oracle"].as_u64(), Some(2), "{v}");
+    assert_eq!(r["differ_from_first"].as_u64(), Some(0), "{v}");
+}
+
+#[test]
+fn run_names_the_allowed_choice_that_explained_a_difference_and_its_size() {
+    if !test_support::need_xla() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("ftz.hlo");
+    std::fs::write(
+        &f,
+        "HloModule ftz\n\nENTRY e {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT m = f32[] multiply(x, y)\n}\n",
+    )
+    .unwrap();
+    let inputs = dir.path().join("in.txt");
+    std::fs::write(&inputs, "f32[]\t1e-45\nf32[]\t1e30\n").unwrap();
+    let (code, stdout, stderr) = run(hlo_diff().arg("run").arg(&f).arg("--inputs").arg(&inputs));
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stdout.contains("explained (ftz)"), "{stdout}");
+    assert!(stdout.contains("max abs 1.401e-15"), "{stdout}");
+}

@@ -418,6 +418,30 @@ pub struct FindingRecord {
     pub meta: Value,
 }
 
+/// What [`Store::merge_from`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct MergeCounts {
+    /// Finding directories new to this store.
+    pub copied: usize,
+    /// Findings both stores had, folded into one.
+    pub folded: usize,
+}
+
+/// Copies the directory `from` (files and folders, recursively) to a new directory `to`.
+fn copy_dir(from: &Path, to: &Path) -> io::Result<()> {
+    fs::create_dir_all(to)?;
+    for e in fs::read_dir(from)? {
+        let e = e?;
+        let p = e.path();
+        if e.file_type()?.is_dir() {
+            copy_dir(&p, &to.join(e.file_name()))?;
+        } else {
+            fs::copy(&p, to.join(e.file_name()))?;
+        }
+    }
+    Ok(())
+}
+
 /// What [`Store::scan`] found.
 #[derive(Clone, Debug, Default)]
 pub struct Scan {
@@ -643,6 +667,57 @@ impl Store {
         scan.findings.sort_by(|a, b| a.0.cmp(&b.0));
         scan.unreadable.sort();
         Ok(scan)
+    }
+
+    /// Folds every finding of `other` into this store: a finding this store has too gets the
+    /// union of both occurrence sets (its count is that set's size; the earlier of the two first
+    /// occurrences by text; a minimization only `other` has is copied with its repro); any
+    /// other finding directory is copied whole (through a temporary name, renamed last). Merging
+    /// the stores of a campaign's shards gives the findings of the unsharded campaign.
+    pub fn merge_from(&self, other: &Store) -> io::Result<MergeCounts> {
+        let _g = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        let _fl = FileLock::acquire(&self.findings_dir().join(".lock"))?;
+        let mut counts = MergeCounts::default();
+        for (src, rec) in other.findings()? {
+            let Some(name) = src.file_name() else {
+                continue;
+            };
+            let dest = self.findings_dir().join(name);
+            if !dest.is_dir() {
+                let tmp = self.findings_dir().join(format!(
+                    ".tmp-merge-{}-{}",
+                    std::process::id(),
+                    TMP_COUNTER.fetch_add(1, Ordering::Relaxed)
+                ));
+                copy_dir(&src, &tmp)?;
+                fs::rename(&tmp, &dest)?;
+                counts.copied += 1;
+                continue;
+            }
+            let path = dest.join("finding.json");
+            let mut mine: FindingRecord =
+                serde_json::from_slice(&fs::read(&path)?).map_err(|e| {
+                    io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        format!("{}: {e}", path.display()),
+                    )
+                })?;
+            mine.occurrences.extend(rec.occurrences.iter().cloned());
+            mine.count = mine.occurrences.len() as u64;
+            if rec.first_occurrence < mine.first_occurrence {
+                mine.first_occurrence = rec.first_occurrence.clone();
+            }
+            if !dest.join("minimized.json").is_file() && src.join("minimized.json").is_file() {
+                if src.join("repro").is_dir() {
+                    let _ = fs::remove_dir_all(dest.join("repro"));
+                    copy_dir(&src.join("repro"), &dest.join("repro"))?;
+                }
+                fs::copy(src.join("minimized.json"), dest.join("minimized.json"))?;
+            }
+            write_atomic(&path, &serde_json::to_vec_pretty(&mine)?)?;
+            counts.folded += 1;
+        }
+        Ok(counts)
     }
 
     /// Removes temporary directories left by a killed process.
