@@ -182,25 +182,170 @@ fn repeat_runs(
 }
 
 pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
-    let (text, module) = load_module(&args.file)?;
-    let xla_options = parse_xla_options(&args.xla_option)?;
-    let inputs = load_inputs_with(
-        &module,
-        args.inputs.as_deref(),
-        args.seed,
-        &generators::Config {
-            special_value_percent: args.special_values.min(100),
-            ..generators::Config::default()
-        },
-    )?;
-    let opts = RunOptions {
-        timeouts: StageTimeouts::default(),
-        env_option_overrides: xla_options,
-        return_before_optimizations_hlo: false,
-        ..RunOptions::default()
+    let job = Job::load(&args)?;
+    let workers = build_workers(&args.backends, global)?;
+    let oracle = InterpBackend::new();
+    let outcomes = job.run_backends(&args.backends, &workers, &oracle)?;
+    let judgement = job.judge(&workers, &oracle, &outcomes);
+    let mut verdict: Verdict = judgement.verdict;
+    let mut extra: Vec<(String, Outcome)> = Vec::new();
+    if let Some(v) = judgement.voter {
+        extra.push((format!("{VOTER} (voter)"), v));
+    }
+    let mut repeats = Vec::new();
+    if args.repeat > 0 {
+        repeats = job.repeat(args.repeat, global, &outcomes);
+        flag_repeats(&mut verdict, &repeats);
+    }
+    let exit = if verdict.is_bug() {
+        Exit::BugFound
+    } else {
+        Exit::Clean
     };
+    if global.json {
+        print_json_report(&args, &verdict, &repeats, &outcomes, &extra);
+    } else {
+        print_text_report(&args, &verdict, &repeats, &outcomes, &extra);
+    }
+    Ok(exit)
+}
+
+/// The module `run` runs, as text (for XLA) and parsed (for the oracle), with its inputs and
+/// what every run of it takes.
+struct Job {
+    text: String,
+    module: hlo::Module,
+    inputs: Vec<Literal>,
+    opts: RunOptions,
+    tol: Tolerance,
+}
+
+impl Job {
+    /// The module of `args.file`, its inputs (`--inputs`, else generated) and run options
+    /// (`--xla-option`).
+    fn load(args: &Args) -> Result<Job, Failure> {
+        let (text, module) = load_module(&args.file)?;
+        let xla_options = parse_xla_options(&args.xla_option)?;
+        let inputs = load_inputs_with(
+            &module,
+            args.inputs.as_deref(),
+            args.seed,
+            &generators::Config {
+                special_value_percent: args.special_values.min(100),
+                ..generators::Config::default()
+            },
+        )?;
+        let opts = RunOptions {
+            timeouts: StageTimeouts::default(),
+            env_option_overrides: xla_options,
+            return_before_optimizations_hlo: false,
+            ..RunOptions::default()
+        };
+        let tol = Tolerance::for_module(&module);
+        Ok(Job {
+            text,
+            module,
+            inputs,
+            opts,
+            tol,
+        })
+    }
+
+    /// Each of `backends` in order: the oracle, or its worker of `workers`. A backend that is
+    /// unavailable or a harness error fails the command.
+    fn run_backends(
+        &self,
+        backends: &[String],
+        workers: &[WorkerBackend],
+        oracle: &InterpBackend,
+    ) -> Result<Vec<(String, Outcome)>, Failure> {
+        let mut outcomes: Vec<(String, Outcome)> = Vec::new();
+        for name in backends {
+            let o = if name == ORACLE {
+                oracle.run_module(&self.module, &self.inputs)
+            } else {
+                let b = workers
+                    .iter()
+                    .find(|w| w.name() == name)
+                    .expect("built above");
+                b.run(&self.text, &self.inputs, &self.opts)
+            };
+            if let Outcome::Unavailable { why } = &o {
+                return Err(Failure::infrastructure(format!("{name}: {why}")));
+            }
+            if let Outcome::HarnessError { message, .. } = &o {
+                return Err(Failure::bad_input(format!("{name}: {message}")));
+            }
+            outcomes.push((name.clone(), o));
+        }
+        Ok(outcomes)
+    }
+
+    /// The judge's judgement of `outcomes` under [`Policy::FULL`], the XLA backends of
+    /// `workers` rerunning.
+    fn judge(
+        &self,
+        workers: &[WorkerBackend],
+        oracle: &InterpBackend,
+        outcomes: &[(String, Outcome)],
+    ) -> judge::Judgement {
+        // The voter: the listed one, else stablehlo-ref on the CPU worker.
+        let implicit_voter = workers
+            .iter()
+            .find(|w| w.name() == "xla-cpu")
+            .map(WorkerBackend::stablehlo_ref_on);
+        let judge = Judge {
+            oracle: oracle.clone(),
+            xla: workers
+                .iter()
+                .filter(|w| w.name() != VOTER)
+                .map(|w| w as &dyn Backend)
+                .collect(),
+            voter: implicit_voter.as_ref().map(|v| v as &dyn Backend),
+            opts: self.opts.clone(),
+            policy: Policy::FULL,
+        };
+        judge.judge(&Trial {
+            module: &self.module,
+            text: Some(&self.text),
+            inputs: &self.inputs,
+            outcomes,
+            reruns: &[],
+            tolerance: &self.tol,
+        })
+    }
+
+    /// `--repeat N`: every XLA backend of `outcomes` run `runs` more times on fresh processes
+    /// ([`repeat_runs`]); nothing without the oracle's outcome.
+    fn repeat(&self, runs: usize, global: &Global, outcomes: &[(String, Outcome)]) -> Vec<Repeats> {
+        let mut repeats = Vec::new();
+        let oracle_outcome = outcomes.iter().find(|(n, _)| n == ORACLE).map(|(_, o)| o);
+        for (name, first) in outcomes.iter().filter(|(n, _)| n != ORACLE && n != VOTER) {
+            let Some(oracle_outcome) = oracle_outcome else {
+                break;
+            };
+            repeats.push(repeat_runs(
+                name,
+                runs,
+                global,
+                &self.module,
+                &self.text,
+                &self.inputs,
+                oracle_outcome,
+                first,
+                &self.opts,
+                &self.tol,
+            ));
+        }
+        repeats
+    }
+}
+
+/// The XLA workers of `backends` (the oracle needs none; `stablehlo-ref` shares the CPU
+/// worker when one is listed before it); an unknown name is bad input.
+fn build_workers(backends: &[String], global: &Global) -> Result<Vec<WorkerBackend>, Failure> {
     let mut workers: Vec<WorkerBackend> = Vec::new();
-    for name in &args.backends {
+    for name in backends {
         if name == ORACLE {
             continue;
         }
@@ -223,135 +368,83 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
             }
         }
     }
-    let tol = Tolerance::for_module(&module);
-    let oracle = InterpBackend::new();
-    let mut outcomes: Vec<(String, Outcome)> = Vec::new();
-    for name in &args.backends {
-        let o = if name == ORACLE {
-            oracle.run_module(&module, &inputs)
-        } else {
-            let b = workers
-                .iter()
-                .find(|w| w.name() == name)
-                .expect("built above");
-            b.run(&text, &inputs, &opts)
-        };
-        if let Outcome::Unavailable { why } = &o {
-            return Err(Failure::infrastructure(format!("{name}: {why}")));
-        }
-        if let Outcome::HarnessError { message, .. } = &o {
-            return Err(Failure::bad_input(format!("{name}: {message}")));
-        }
-        outcomes.push((name.clone(), o));
-    }
-    // The voter: the listed one, else stablehlo-ref on the CPU worker.
-    let implicit_voter = workers
+    Ok(workers)
+}
+
+/// A first run that agreed does not clear runs that did not: a verdict that is no bug becomes
+/// `nondeterministic` (label `xla`) when a repeated run disagreed with the oracle or with the
+/// first run.
+fn flag_repeats(verdict: &mut Verdict, repeats: &[Repeats]) {
+    if let Some(r) = repeats
         .iter()
-        .find(|w| w.name() == "xla-cpu")
-        .map(WorkerBackend::stablehlo_ref_on);
-    let judge = Judge {
-        oracle: oracle.clone(),
-        xla: workers
-            .iter()
-            .filter(|w| w.name() != VOTER)
-            .map(|w| w as &dyn Backend)
-            .collect(),
-        voter: implicit_voter.as_ref().map(|v| v as &dyn Backend),
-        opts: opts.clone(),
-        policy: Policy::FULL,
-    };
-    let judgement = judge.judge(&Trial {
-        module: &module,
-        text: Some(&text),
-        inputs: &inputs,
-        outcomes: &outcomes,
-        reruns: &[],
-        tolerance: &tol,
-    });
-    let mut verdict: Verdict = judgement.verdict;
-    let mut extra: Vec<(String, Outcome)> = Vec::new();
-    if let Some(v) = judgement.voter {
-        extra.push((format!("{VOTER} (voter)"), v));
-    }
-    let mut repeats = Vec::new();
-    if args.repeat > 0 {
-        let oracle_outcome = outcomes.iter().find(|(n, _)| n == ORACLE).map(|(_, o)| o);
-        for (name, first) in outcomes.iter().filter(|(n, _)| n != ORACLE && n != VOTER) {
-            let Some(oracle_outcome) = oracle_outcome else {
-                break;
-            };
-            repeats.push(repeat_runs(
-                name,
-                args.repeat,
-                global,
-                &module,
-                &text,
-                &inputs,
-                oracle_outcome,
-                first,
-                &opts,
-                &tol,
-            ));
-        }
-        // A first run that agreed does not clear runs that did not.
-        if let Some(r) = repeats
-            .iter()
-            .find(|r| r.disagree_with_oracle > 0 || r.differ_from_first > 0)
-        {
-            if !verdict.is_bug() {
-                verdict.kind = VerdictKind::Nondeterministic;
-                verdict.backend = Some(r.backend.clone());
-                verdict.label = Some(judge::Label::Xla);
-                verdict.explained = None;
-                verdict.message = format!(
-                    "{} of {} fresh processes disagreed with the oracle, {} differed from the \
-                     first run",
-                    r.disagree_with_oracle, r.runs, r.differ_from_first
-                );
-            }
-        }
-    }
-    let exit = if verdict.is_bug() {
-        Exit::BugFound
-    } else {
-        Exit::Clean
-    };
-    if global.json {
-        let mut backends = serde_json::Map::new();
-        for (n, o) in outcomes.iter().chain(extra.iter()) {
-            backends.insert(n.clone(), outcome_json(o, args.show));
-        }
-        print_json(&json!({
-            "file": args.file,
-            "verdict": verdict.kind.name(),
-            "label": verdict.label.map(|l| l.name()),
-            "details": verdict,
-            "explained": verdict.explained,
-            "repeat": repeats,
-            "backends": backends,
-        }));
-    } else {
-        for (n, o) in outcomes.iter().chain(extra.iter()) {
-            print_outcome(n, o, args.show);
-        }
-        println!("verdict: {}", verdict.short());
-        if let Some(e) = &verdict.explained {
-            println!(
-                "  explained ({}): {}\n  the difference it excused: max abs {:.3e}, max rel {:.3e}, max {} ulps on output(s) {:?}",
-                e.choice, e.what, e.max_abs_err, e.max_rel_err, e.max_ulps, e.outputs
+        .find(|r| r.disagree_with_oracle > 0 || r.differ_from_first > 0)
+    {
+        if !verdict.is_bug() {
+            verdict.kind = VerdictKind::Nondeterministic;
+            verdict.backend = Some(r.backend.clone());
+            verdict.label = Some(judge::Label::Xla);
+            verdict.explained = None;
+            verdict.message = format!(
+                "{} of {} fresh processes disagreed with the oracle, {} differed from the \
+                 first run",
+                r.disagree_with_oracle, r.runs, r.differ_from_first
             );
         }
-        for r in &repeats {
-            println!(
-                "repeat on {}: {} fresh processes, {} disagreed with the oracle, {} differed from the first run ({:?})",
-                r.backend, r.runs, r.disagree_with_oracle, r.differ_from_first, r.outcomes
-            );
-        }
-        if let Some(c) = verdict.comparison.as_ref().filter(|c| !c.is_match()) {
-            print!("{}", c.summary());
-        } else if verdict.kind != VerdictKind::Match {
-            println!("  {}", verdict.message);
-        }
     }
-    Ok(exit)
+}
+
+/// The `--json` report: the verdict, the repeats and every backend's outcome (`extra`: the
+/// voter's).
+fn print_json_report(
+    args: &Args,
+    verdict: &Verdict,
+    repeats: &[Repeats],
+    outcomes: &[(String, Outcome)],
+    extra: &[(String, Outcome)],
+) {
+    let mut backends = serde_json::Map::new();
+    for (n, o) in outcomes.iter().chain(extra.iter()) {
+        backends.insert(n.clone(), outcome_json(o, args.show));
+    }
+    print_json(&json!({
+        "file": args.file,
+        "verdict": verdict.kind.name(),
+        "label": verdict.label.map(|l| l.name()),
+        "details": verdict,
+        "explained": verdict.explained,
+        "repeat": repeats,
+        "backends": backends,
+    }));
+}
+
+/// The text report: every backend's outcome (`extra`: the voter's), the verdict, what explained
+/// it, the repeats and the comparison's summary or the verdict's message.
+fn print_text_report(
+    args: &Args,
+    verdict: &Verdict,
+    repeats: &[Repeats],
+    outcomes: &[(String, Outcome)],
+    extra: &[(String, Outcome)],
+) {
+    for (n, o) in outcomes.iter().chain(extra.iter()) {
+        print_outcome(n, o, args.show);
+    }
+    println!("verdict: {}", verdict.short());
+    if let Some(e) = &verdict.explained {
+        println!(
+            "  explained ({}): {}\n  the difference it excused: max abs {:.3e}, max rel {:.3e}, max {} ulps on output(s) {:?}",
+            e.choice, e.what, e.max_abs_err, e.max_rel_err, e.max_ulps, e.outputs
+        );
+    }
+    for r in repeats {
+        println!(
+            "repeat on {}: {} fresh processes, {} disagreed with the oracle, {} differed from the first run ({:?})",
+            r.backend, r.runs, r.disagree_with_oracle, r.differ_from_first, r.outcomes
+        );
+    }
+    if let Some(c) = verdict.comparison.as_ref().filter(|c| !c.is_match()) {
+        print!("{}", c.summary());
+    } else if verdict.kind != VerdictKind::Match {
+        println!("  {}", verdict.message);
+    }
 }

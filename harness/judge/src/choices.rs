@@ -29,18 +29,11 @@ pub fn explain_by_allowed_choices(
     outcomes: &[(String, Outcome)],
     tol: &Tolerance,
 ) -> Option<Verdict> {
-    use interp::variant::{Accumulation, Narrowing, SelectTies, Variant, APPROXIMATED};
     let k = outcomes.iter().position(|(n, _)| n == ORACLE)?;
     let base = outcomes[k].1.as_ok()?.clone();
     let flushed = crate::compare::flush_subnormals(inputs);
-    // The verdict with `oracle_outcome` in the oracle's place, when that is a match.
-    let matches_with = |oracle_outcome: Outcome| {
-        let mut again = outcomes.to_vec();
-        again[k].1 = oracle_outcome;
-        Some(classify(&again, &Evidence::new(tol))).filter(|v| v.kind == VerdictKind::Match)
-    };
     if let Some(f) = &flushed {
-        if let Some(mut v) = matches_with(oracle.run_module(module, f)) {
+        if let Some(mut v) = matches_with(outcomes, k, oracle.run_module(module, f), tol) {
             v.message =
                 "explained by flush-to-zero: the oracle agrees once subnormal inputs are zero"
                     .into();
@@ -48,6 +41,67 @@ pub fn explain_by_allowed_choices(
             return Some(v);
         }
     }
+    let approximated = approximated_ops(module);
+    let variants = candidate_variants(module, &approximated);
+    let xla: Vec<(usize, &RunResult)> = outcomes
+        .iter()
+        .enumerate()
+        .filter(|(j, _)| *j != k)
+        .filter_map(|(j, (_, o))| o.as_ok().map(|r| (j, r)))
+        .collect();
+    if xla.is_empty() {
+        return None;
+    }
+    let elementwise = Elementwise {
+        oracle,
+        module,
+        inputs,
+        flushed: flushed.as_deref(),
+        base: &base,
+        xla: &xla,
+        outcomes,
+        tol,
+    };
+    if let Some(v) = elementwise.explain(&variants) {
+        return Some(v);
+    }
+    if let Some(v) = explain_by_select_ties(oracle, module, inputs, outcomes, k, tol) {
+        return Some(v);
+    }
+    let complex_fn = any_instruction(module, |i| {
+        approximated.contains(&i.opcode) && i.shape.leaves().iter().any(|l| l.ty.is_complex())
+    });
+    if !complex_fn {
+        return None;
+    }
+    explain_by_complex_rounding(oracle, module, inputs, &base, &xla, outcomes, tol)
+}
+
+/// The verdict with `oracle_outcome` in the oracle's place (`outcomes[k]`), when that is a
+/// match.
+fn matches_with(
+    outcomes: &[(String, Outcome)],
+    k: usize,
+    oracle_outcome: Outcome,
+    tol: &Tolerance,
+) -> Option<Verdict> {
+    let mut again = outcomes.to_vec();
+    again[k].1 = oracle_outcome;
+    Some(classify(&again, &Evidence::new(tol))).filter(|v| v.kind == VerdictKind::Match)
+}
+
+/// Whether any instruction of any computation of `module` satisfies `pred`.
+fn any_instruction(module: &Module, pred: impl Fn(&hlo::Instruction) -> bool) -> bool {
+    module
+        .computations
+        .iter()
+        .any(|c| c.instructions.iter().any(&pred))
+}
+
+/// The approximated opcodes (`interp::variant::APPROXIMATED`) `module` uses, sorted by name,
+/// each once.
+fn approximated_ops(module: &Module) -> Vec<hlo::Opcode> {
+    use interp::variant::APPROXIMATED;
     let mut approximated: Vec<hlo::Opcode> = module
         .computations
         .iter()
@@ -56,6 +110,20 @@ pub fn explain_by_allowed_choices(
         .collect();
     approximated.sort_by_key(|op| op.name());
     approximated.dedup();
+    approximated
+}
+
+/// The implementation choices the element-wise explanation tries on `module`, in order (the
+/// default evaluation excluded: it is already a candidate): NaN signs and flushed denormals;
+/// with dots or convolutions, narrow accumulation and skipped convolution padding; with
+/// conversions to f16, both ways of narrowing; with `approximated` ops (see
+/// [`approximated_ops`]), c64 functions in double precision and ulp nudges, all together and
+/// then each op alone.
+fn candidate_variants(
+    module: &Module,
+    approximated: &[hlo::Opcode],
+) -> Vec<interp::variant::Variant> {
+    use interp::variant::{Accumulation, Narrowing, Variant};
     let mut variants = Vec::new();
     for flush_denormals in [false, true] {
         for nan_sign in [None, Some(true), Some(false)] {
@@ -67,10 +135,8 @@ pub fn explain_by_allowed_choices(
         }
     }
     variants.remove(0); // the default evaluation is already a candidate
-    if module.computations.iter().any(|c| {
-        c.instructions
-            .iter()
-            .any(|i| matches!(i.opcode, hlo::Opcode::Dot | hlo::Opcode::Convolution))
+    if any_instruction(module, |i| {
+        matches!(i.opcode, hlo::Opcode::Dot | hlo::Opcode::Convolution)
     }) {
         for accumulation in [Accumulation::Narrow, Accumulation::NarrowFused] {
             variants.push(Variant {
@@ -85,14 +151,12 @@ pub fn explain_by_allowed_choices(
     }
     // Narrowing to f16 once or through f32: XLA CPU's choice depends on the host's vector
     // features (AVX512-FP16), so either is allowed.
-    if module.computations.iter().any(|c| {
-        c.instructions.iter().any(|i| {
-            i.opcode == hlo::Opcode::Convert
-                && i.shape
-                    .leaves()
-                    .iter()
-                    .any(|l| l.ty == hlo::PrimitiveType::F16)
-        })
+    if any_instruction(module, |i| {
+        i.opcode == hlo::Opcode::Convert
+            && i.shape
+                .leaves()
+                .iter()
+                .any(|l| l.ty == hlo::PrimitiveType::F16)
     }) {
         for narrowing in [Narrowing::ViaF32, Narrowing::Direct] {
             variants.push(Variant {
@@ -115,7 +179,7 @@ pub fn explain_by_allowed_choices(
             });
         }
         if approximated.len() > 1 {
-            for &op in &approximated {
+            for &op in approximated {
                 for n in [1, -1, 2, -2] {
                     variants.push(Variant {
                         nudge_ulps: n,
@@ -126,94 +190,101 @@ pub fn explain_by_allowed_choices(
             }
         }
     }
-    let mut candidates: Vec<Vec<Literal>> = vec![base.outputs.clone()];
-    let xla: Vec<(usize, &RunResult)> = outcomes
-        .iter()
-        .enumerate()
-        .filter(|(j, _)| *j != k)
-        .filter_map(|(j, (_, o))| o.as_ok().map(|r| (j, r)))
-        .collect();
-    if xla.is_empty() {
-        return None;
-    }
-    for variant in &variants {
-        let b = oracle.with_variant(*variant);
-        // Under flush-to-zero, subnormal inputs read as zero too.
-        let ins = match (&flushed, variant.flush_denormals) {
-            (Some(f), true) => f.as_slice(),
-            _ => inputs,
-        };
-        let Outcome::Ok(r) = b.run_module(module, ins) else {
-            continue;
-        };
-        candidates.push(r.outputs);
-        // Every XLA result must be explained by the candidates so far.
-        let mut verdict = None;
-        for &(j, r) in &xla {
-            match explained_by(
+    variants
+}
+
+/// What the element-wise explanation (step 2 of [`explain_by_allowed_choices`]) works on.
+struct Elementwise<'a> {
+    oracle: &'a InterpBackend,
+    module: &'a Module,
+    inputs: &'a [Literal],
+    /// The inputs with subnormals flushed to zero, when any input has one.
+    flushed: Option<&'a [Literal]>,
+    /// The oracle's default result.
+    base: &'a RunResult,
+    /// The XLA results, by their index in `outcomes`.
+    xla: &'a [(usize, &'a RunResult)],
+    outcomes: &'a [(String, Outcome)],
+    tol: &'a Tolerance,
+}
+
+impl Elementwise<'_> {
+    /// The oracle evaluates again under each of `variants` in turn; once every XLA result is
+    /// explained element-wise by the candidates so far (the default result and the variants'),
+    /// the match verdict, voting `implementation-choice`.
+    fn explain(&self, variants: &[interp::variant::Variant]) -> Option<Verdict> {
+        let mut candidates: Vec<Vec<Literal>> = vec![self.base.outputs.clone()];
+        for variant in variants {
+            let b = self.oracle.with_variant(*variant);
+            // Under flush-to-zero, subnormal inputs read as zero too.
+            let ins = match (self.flushed, variant.flush_denormals) {
+                (Some(f), true) => f,
+                _ => self.inputs,
+            };
+            let Outcome::Ok(r) = b.run_module(self.module, ins) else {
+                continue;
+            };
+            candidates.push(r.outputs);
+            // Every XLA result must be explained by the candidates so far.
+            if let Some(mut v) = all_explained_by(
                 &candidates,
-                r,
-                &base,
-                &outcomes[j],
-                tol,
+                self.base,
+                self.xla,
+                self.outcomes,
+                self.tol,
                 crate::compare::merge_closest,
             ) {
-                Some(v) => verdict = Some(v),
-                None => {
-                    verdict = None;
-                    break;
-                }
-            }
-        }
-        if let Some(mut v) = verdict {
-            v.message = "explained by implementation choices XLA is free to make (the sign of \
-                         NaNs operations produce, the last ulps of approximated functions, \
-                         dot/convolution accumulation precision, convolution padding, \
-                         precision of c64 functions, \
-                         flush-to-zero): each \
-                         differing element is the oracle's under one"
-                .into();
-            v.vote = Some("implementation-choice".into());
-            return Some(v);
-        }
-    }
-    // Which of tied elements select-and-scatter selects: a choice per window, which element-wise
-    // merging would overstate (a window's source value lost would pass as "another choice"),
-    // so each rule must explain every output alone.
-    if module.computations.iter().any(|c| {
-        c.instructions
-            .iter()
-            .any(|i| i.opcode == hlo::Opcode::SelectAndScatter)
-    }) {
-        for rule in [SelectTies::First, SelectTies::Last] {
-            let b = oracle.with_variant(Variant {
-                select_ties: Some(rule),
-                ..Variant::default()
-            });
-            if let Some(mut v) = matches_with(b.run_module(module, inputs)) {
-                v.message = format!(
-                    "explained by the choice among tied elements XLA is free to make in \
-                     select-and-scatter: the oracle agrees keeping the {} of them",
-                    if rule == SelectTies::First {
-                        "first"
-                    } else {
-                        "last"
-                    }
-                );
+                v.message = "explained by implementation choices XLA is free to make (the sign \
+                             of NaNs operations produce, the last ulps of approximated \
+                             functions, dot/convolution accumulation precision, convolution \
+                             padding, precision of c64 functions, \
+                             flush-to-zero): each \
+                             differing element is the oracle's under one"
+                    .into();
                 v.vote = Some("implementation-choice".into());
                 return Some(v);
             }
         }
+        None
     }
-    let complex_fn = module.computations.iter().any(|c| {
-        c.instructions.iter().any(|i| {
-            approximated.contains(&i.opcode) && i.shape.leaves().iter().any(|l| l.ty.is_complex())
-        })
-    });
-    if !complex_fn {
+}
+
+/// Which of tied elements select-and-scatter selects: a choice per window, which element-wise
+/// merging would overstate (a window's source value lost would pass as "another choice"),
+/// so each rule must explain every output alone. The match verdict (in the oracle's place,
+/// `outcomes[k]`) under the first rule that explains it, for a module with select-and-scatter.
+fn explain_by_select_ties(
+    oracle: &InterpBackend,
+    module: &Module,
+    inputs: &[Literal],
+    outcomes: &[(String, Outcome)],
+    k: usize,
+    tol: &Tolerance,
+) -> Option<Verdict> {
+    use interp::variant::{SelectTies, Variant};
+    if !any_instruction(module, |i| i.opcode == hlo::Opcode::SelectAndScatter) {
         return None;
     }
-    explain_by_complex_rounding(oracle, module, inputs, &base, &xla, outcomes, tol)
+    for rule in [SelectTies::First, SelectTies::Last] {
+        let b = oracle.with_variant(Variant {
+            select_ties: Some(rule),
+            ..Variant::default()
+        });
+        if let Some(mut v) = matches_with(outcomes, k, b.run_module(module, inputs), tol) {
+            v.message = format!(
+                "explained by the choice among tied elements XLA is free to make in \
+                 select-and-scatter: the oracle agrees keeping the {} of them",
+                if rule == SelectTies::First {
+                    "first"
+                } else {
+                    "last"
+                }
+            );
+            v.vote = Some("implementation-choice".into());
+            return Some(v);
+        }
+    }
+    None
 }
 
 /// The last resort of [`explain_by_allowed_choices`], for modules with approximated complex
@@ -243,18 +314,14 @@ fn explain_by_complex_rounding(
             candidates.push(r.outputs);
         }
     }
-    let mut verdict = None;
-    for &(j, r) in xla {
-        verdict = Some(explained_by(
-            &candidates,
-            r,
-            base,
-            &outcomes[j],
-            tol,
-            crate::compare::merge_within_hull,
-        )?);
-    }
-    let mut v = verdict?;
+    let mut v = all_explained_by(
+        &candidates,
+        base,
+        xla,
+        outcomes,
+        tol,
+        crate::compare::merge_within_hull,
+    )?;
     v.message = "explained by rounding noise of complex functions: each differing element lies \
                  between the oracle's results with complex results moved by a few ulps of their \
                  modulus"
@@ -265,6 +332,23 @@ fn explain_by_complex_rounding(
 
 /// How the candidates' elements are merged into the one oracle result XLA's is compared with.
 type Merge = fn(&[&hlo::ArrayLiteral], &hlo::ArrayLiteral) -> Option<hlo::ArrayLiteral>;
+
+/// The `match` verdict of the last of the XLA results `xla` (by their index in `outcomes`)
+/// when [`explained_by`] explains every one of them, else `None` (also when there are none).
+fn all_explained_by(
+    candidates: &[Vec<Literal>],
+    base: &RunResult,
+    xla: &[(usize, &RunResult)],
+    outcomes: &[(String, Outcome)],
+    tol: &Tolerance,
+    merge: Merge,
+) -> Option<Verdict> {
+    let mut verdict = None;
+    for &(j, r) in xla {
+        verdict = Some(explained_by(candidates, r, base, &outcomes[j], tol, merge)?);
+    }
+    verdict
+}
 
 /// The `match` verdict when every element of XLA's result `r` (of `xla`) is explained by the
 /// candidate oracle results' elements as `merge` takes them (within the tolerance), else `None`.

@@ -276,23 +276,111 @@ pub fn bisect(
     opts: &BisectOptions,
 ) -> Result<BisectReport, BisectError> {
     let given = hlo::parse::parse_module(module_text).ok();
-    let tmp;
-    let dump_dir = match &opts.dump_dir {
+    // `_tmp` keeps a temporary dump directory until the bisection is over.
+    let (dump_dir, _tmp) = make_dump_dir(opts)?;
+    let xla = compile_with_dump(module_text, inputs, backend, &opts.run, &dump_dir)?;
+    let dm = dumped_module(&dump_dir)?;
+    let reference = Reference::evaluate(&dump_dir, &dm, inputs, opts.tolerance_scale)?;
+    let xla_verdict = reference.judge(backend.name(), &xla);
+    let xla_matches_oracle = agrees(&xla_verdict);
+
+    let input_matches_before_optimizations =
+        given
+            .as_ref()
+            .and_then(|g| match interp_outcome(g, inputs) {
+                Outcome::Ok(r) => Some(agrees(&reference.judge("given", &r))),
+                _ => None,
+            });
+
+    let walk = walk_timeline(&dump_dir, &dm.timeline, &reference);
+    let culprit = walk
+        .culprit_at
+        .map(|k| name_culprit(&dump_dir, &dm.timeline, &walk, k, &reference));
+
+    // With no snapshot differing, evaluate the final module too.
+    let after_optimizations = match culprit {
+        None => evaluate_after_optimizations(&dump_dir, &dm, &reference),
+        Some(_) => None,
+    };
+
+    // The semantic check.
+    let disabled_check = match (&culprit, opts.no_confirm) {
+        (Some(c), false) => Some(check_disabled(
+            module_text,
+            backend,
+            &opts.run,
+            &c.pass,
+            &reference,
+        )),
+        _ => None,
+    };
+
+    let conclusion = conclude(
+        xla_matches_oracle,
+        input_matches_before_optimizations,
+        culprit.as_ref(),
+        disabled_check.as_ref(),
+        after_optimizations.as_ref(),
+        walk.skipped,
+    );
+    Ok(BisectReport {
+        backend: backend.name().into(),
+        module_name: dm
+            .name
+            .clone()
+            .unwrap_or_else(|| reference.module.name.clone()),
+        dump_dir: opts.dump_dir.as_ref().map(|d| d.display().to_string()),
+        xla_matches_oracle,
+        xla_vs_oracle: summary(&xla_verdict)
+            .lines()
+            .next()
+            .unwrap_or("")
+            .to_string(),
+        input_matches_before_optimizations,
+        steps: walk.steps,
+        after_optimizations,
+        culprit,
+        disabled_check,
+        skipped: walk.skipped,
+        evaluated: walk.evaluated,
+        conclusion,
+        expected: short_literal(&reference.run.result()),
+        actual: short_literal(&xla.result()),
+    })
+}
+
+/// Where XLA dumps: `opts.dump_dir` (created), else a temporary directory, returned with it
+/// (removed when dropped).
+fn make_dump_dir(
+    opts: &BisectOptions,
+) -> Result<(PathBuf, Option<tempfile::TempDir>), BisectError> {
+    match &opts.dump_dir {
         Some(d) => {
             std::fs::create_dir_all(d)
                 .map_err(|e| BisectError::Failed(format!("{}: {e}", d.display())))?;
-            d.clone()
+            Ok((d.clone(), None))
         }
         None => {
-            tmp = tempfile::Builder::new()
+            let tmp = tempfile::Builder::new()
                 .prefix("hlo-diff-bisect-")
                 .tempdir()
                 .map_err(|e| BisectError::Failed(format!("temporary directory: {e}")))?;
-            tmp.path().to_path_buf()
+            Ok((tmp.path().to_path_buf(), Some(tmp)))
         }
-    };
-    let mut run = opts.run.clone();
-    run.dump_to = Some(dump_dir.clone());
+    }
+}
+
+/// XLA's result of the compile of `module_text` (with `run`'s options) that dumps a snapshot
+/// after every pass into `dump_dir`.
+fn compile_with_dump(
+    module_text: &str,
+    inputs: &[Literal],
+    backend: &dyn Backend,
+    run: &RunOptions,
+    dump_dir: &Path,
+) -> Result<RunResult, BisectError> {
+    let mut run = run.clone();
+    run.dump_to = Some(dump_dir.to_path_buf());
     run.pass_re = Some(".*".into());
     // Large constants are elided (`{...}`) from dumps by default; the oracle needs them.
     if !run
@@ -303,67 +391,108 @@ pub fn bisect(
         run.env_option_overrides
             .push(("xla_dump_large_constants".into(), "true".into()));
     }
-    let xla = match backend.run(module_text, inputs, &run) {
-        Outcome::Ok(r) => r,
-        Outcome::Unavailable { why } => return Err(BisectError::Unavailable(why)),
-        Outcome::HarnessError { message, .. } => return Err(BisectError::BadInput(message)),
-        o => {
-            return Err(BisectError::NoResult {
-                backend: backend.name().into(),
-                outcome: o.to_string(),
-            })
-        }
-    };
-    let actual = xla.result();
-    let index = hlo::dump::read_dump_dir(&dump_dir)
+    match backend.run(module_text, inputs, &run) {
+        Outcome::Ok(r) => Ok(r),
+        Outcome::Unavailable { why } => Err(BisectError::Unavailable(why)),
+        Outcome::HarnessError { message, .. } => Err(BisectError::BadInput(message)),
+        o => Err(BisectError::NoResult {
+            backend: backend.name().into(),
+            outcome: o.to_string(),
+        }),
+    }
+}
+
+/// The module of the dump in `dump_dir` that XLA compiled (see [`pick_module`]).
+fn dumped_module(dump_dir: &Path) -> Result<DumpModule, BisectError> {
+    let index = hlo::dump::read_dump_dir(dump_dir)
         .map_err(|e| BisectError::Failed(format!("reading the dump: {e}")))?;
-    let dm = pick_module(&index).ok_or_else(|| {
+    pick_module(&index).cloned().ok_or_else(|| {
         BisectError::Failed(format!(
             "the dump in {} has no before_optimizations module",
             dump_dir.display()
         ))
-    })?;
-    let bo_path = dm.before_optimizations.clone().unwrap_or_default();
-    let bo_text = read(&dump_dir, &bo_path).map_err(BisectError::Failed)?;
-    let (bo_module, expected_run) = evaluate_text(&bo_text, inputs).map_err(|e| {
-        BisectError::Failed(format!(
-            "the oracle cannot evaluate before_optimizations ({bo_path}): {e}"
-        ))
-    })?;
-    let expected = expected_run.result();
-    let tol = tolerance(&bo_module, opts.tolerance_scale);
-    let agrees = |v: &Verdict| v.kind == VerdictKind::Match;
-    let xla_verdict = judged(
-        &bo_module,
-        inputs,
-        &expected_run,
-        backend.name(),
-        &xla,
-        &tol,
-    );
-    let xla_matches_oracle = agrees(&xla_verdict);
+    })
+}
 
-    let input_matches_before_optimizations =
-        given
-            .as_ref()
-            .and_then(|g| match interp_outcome(g, inputs) {
-                Outcome::Ok(r) => Some(agrees(&judged(
-                    &bo_module,
-                    inputs,
-                    &expected_run,
-                    "given",
-                    &r,
-                    &tol,
-                ))),
-                _ => None,
-            });
+fn agrees(v: &Verdict) -> bool {
+    v.kind == VerdictKind::Match
+}
 
-    // Walk the timeline.
-    let timeline: Vec<PassStep> = dm.timeline.clone();
-    let mut steps = Vec::with_capacity(timeline.len());
-    let mut culprit_at: Option<usize> = None;
-    let mut last_agreeing: Option<usize> = None;
-    let (mut evaluated, mut skipped) = (0, 0);
+/// What every comparison is against: the oracle's result on `before_optimizations`, the
+/// module XLA's passes started from.
+struct Reference<'a> {
+    inputs: &'a [Literal],
+    /// `before_optimizations`' path in the dump.
+    path: String,
+    text: String,
+    module: Module,
+    /// The oracle's result on `module`.
+    run: RunResult,
+    tol: Tolerance,
+}
+
+impl<'a> Reference<'a> {
+    /// Reads `dm`'s `before_optimizations` from `dump_dir` and evaluates it on `inputs`.
+    fn evaluate(
+        dump_dir: &Path,
+        dm: &DumpModule,
+        inputs: &'a [Literal],
+        tolerance_scale: f64,
+    ) -> Result<Reference<'a>, BisectError> {
+        let path = dm.before_optimizations.clone().unwrap_or_default();
+        let text = read(dump_dir, &path).map_err(BisectError::Failed)?;
+        let (module, run) = evaluate_text(&text, inputs).map_err(|e| {
+            BisectError::Failed(format!(
+                "the oracle cannot evaluate before_optimizations ({path}): {e}"
+            ))
+        })?;
+        let tol = tolerance(&module, tolerance_scale);
+        Ok(Reference {
+            inputs,
+            path,
+            text,
+            module,
+            run,
+            tol,
+        })
+    }
+
+    /// The judge's verdict on `got` (named `name`) against the oracle's result.
+    fn judge(&self, name: &str, got: &RunResult) -> Verdict {
+        judged(&self.module, self.inputs, &self.run, name, got, &self.tol)
+    }
+
+    /// The verdict on the oracle's result on the snapshot `rel` of `dump_dir`, or why it could
+    /// not be evaluated.
+    fn judge_snapshot(&self, dump_dir: &Path, rel: &str) -> Result<Verdict, String> {
+        let (_, got) = read(dump_dir, rel).and_then(|t| evaluate_text(&t, self.inputs))?;
+        Ok(self.judge("snapshot", &got))
+    }
+}
+
+/// The oracle's walk over the timeline's snapshots, up to the first that differs.
+struct Walk {
+    /// One per snapshot of the timeline.
+    steps: Vec<StepResult>,
+    /// The first snapshot whose result differs from `before_optimizations`.
+    culprit_at: Option<usize>,
+    /// The last snapshot before it whose result agrees.
+    last_agreeing: Option<usize>,
+    evaluated: usize,
+    skipped: usize,
+}
+
+/// Evaluates the snapshots of `timeline` in step order until one differs from the reference;
+/// those the oracle cannot evaluate are skipped, those after the first difference are not
+/// evaluated.
+fn walk_timeline(dump_dir: &Path, timeline: &[PassStep], reference: &Reference) -> Walk {
+    let mut walk = Walk {
+        steps: Vec::with_capacity(timeline.len()),
+        culprit_at: None,
+        last_agreeing: None,
+        evaluated: 0,
+        skipped: 0,
+    };
     for (k, st) in timeline.iter().enumerate() {
         let mut r = StepResult {
             step: st.step,
@@ -375,165 +504,156 @@ pub fn bisect(
             status: "not_evaluated".into(),
             note: None,
         };
-        if culprit_at.is_none() {
-            match read(&dump_dir, &st.path).and_then(|t| evaluate_text(&t, inputs)) {
+        if walk.culprit_at.is_none() {
+            match reference.judge_snapshot(dump_dir, &st.path) {
                 Err(e) => {
                     r.status = "skipped".into();
                     r.note = Some(e);
-                    skipped += 1;
+                    walk.skipped += 1;
                 }
-                Ok((_, got)) => {
-                    evaluated += 1;
-                    let v = judged(&bo_module, inputs, &expected_run, "snapshot", &got, &tol);
+                Ok(v) => {
+                    walk.evaluated += 1;
                     if agrees(&v) {
                         r.status = "same".into();
-                        last_agreeing = Some(k);
+                        walk.last_agreeing = Some(k);
                     } else {
                         r.status = "differs".into();
                         r.note = Some(summary(&v));
-                        culprit_at = Some(k);
+                        walk.culprit_at = Some(k);
                     }
                 }
             }
         }
-        steps.push(r);
+        walk.steps.push(r);
     }
+    walk
+}
 
-    let culprit = culprit_at.map(|k| {
-        let st = &timeline[k];
-        let pass = if st.pass_internal {
-            st.pipeline.clone()
-        } else if st.is_pipeline_start() {
-            // The module changed between the previous snapshot and this pipeline's start: the
-            // pass that ran in between is the previous snapshot's `before`.
-            k.checked_sub(1)
-                .map(|p| timeline[p].before.clone())
-                .filter(|b| !b.is_empty() && b != "pipeline-end")
-                .unwrap_or_else(|| st.after.clone())
-        } else {
-            st.after.clone()
-        };
-        let from = last_agreeing.map(|p| p + 1).unwrap_or(0);
-        let also_possible: Vec<String> = (from..k)
-            .filter(|&j| steps[j].status == "skipped")
-            .map(|j| {
-                let s = &timeline[j];
-                if s.pass_internal {
-                    s.pipeline.clone()
-                } else {
-                    s.after.clone()
-                }
-            })
-            .filter(|p| p != "pipeline-start" && *p != pass)
-            .collect();
-        let (prev_name, prev_text) = match k.checked_sub(1) {
-            Some(p) => (
-                timeline[p].path.clone(),
-                read(&dump_dir, &timeline[p].path).unwrap_or_default(),
-            ),
-            None => (bo_path.clone(), bo_text.clone()),
-        };
-        let cur_text = read(&dump_dir, &st.path).unwrap_or_default();
-        Culprit {
-            pass,
-            pipeline: if st.pass_internal {
-                String::new()
-            } else {
-                st.pipeline.clone()
-            },
-            step: st.step,
-            path: st.path.clone(),
-            also_possible,
-            diff: unified_diff(&prev_text, &cur_text, &prev_name, &st.path),
-        }
-    });
-
-    // With no snapshot differing, evaluate the final module too.
-    let mut after_optimizations = None;
-    if culprit.is_none() {
-        if let Some(p) = dm.after_optimizations.values().next() {
-            let mut r = StepResult {
-                step: u32::MAX,
-                pipeline: String::new(),
-                after: "optimizations".into(),
-                before: String::new(),
-                path: p.clone(),
-                pass_internal: false,
-                status: "skipped".into(),
-                note: None,
-            };
-            match read(&dump_dir, p).and_then(|t| evaluate_text(&t, inputs)) {
-                Err(e) => r.note = Some(e),
-                Ok((_, got)) => {
-                    let v = judged(&bo_module, inputs, &expected_run, "snapshot", &got, &tol);
-                    r.status = if agrees(&v) { "same" } else { "differs" }.into();
-                    r.note = Some(summary(&v));
-                }
-            }
-            after_optimizations = Some(r);
-        }
+/// The pass a snapshot is after: its pipeline for a pass-internal snapshot, else its `after`.
+fn pass_of(st: &PassStep) -> String {
+    if st.pass_internal {
+        st.pipeline.clone()
+    } else {
+        st.after.clone()
     }
+}
 
-    // The semantic check.
-    let disabled_check = match (&culprit, opts.no_confirm) {
-        (Some(c), false) => {
-            let mut run = opts.run.clone();
-            run.disabled_passes.push(c.pass.clone());
-            let o = backend.run(module_text, inputs, &run);
-            Some(match &o {
-                Outcome::Ok(r) => {
-                    let v = judged(&bo_module, inputs, &expected_run, backend.name(), r, &tol);
-                    DisabledCheck {
-                        pass: c.pass.clone(),
-                        xla_matches_oracle: Some(agrees(&v)),
-                        outcome: "ok".into(),
-                        summary: format!(
-                            "{} (XLA gave {})",
-                            summary(&v).lines().next().unwrap_or(""),
-                            short_literal(&r.result())
-                        ),
-                    }
-                }
-                o => DisabledCheck {
-                    pass: c.pass.clone(),
-                    xla_matches_oracle: None,
-                    outcome: o.kind().into(),
-                    summary: o.to_string(),
-                },
-            })
-        }
-        _ => None,
+/// The pass, as `xla_disable_hlo_passes` takes it, that made snapshot `k` of `timeline`
+/// differ.
+fn culprit_pass(timeline: &[PassStep], k: usize) -> String {
+    let st = &timeline[k];
+    if !st.pass_internal && st.is_pipeline_start() {
+        // The module changed between the previous snapshot and this pipeline's start: the
+        // pass that ran in between is the previous snapshot's `before`.
+        k.checked_sub(1)
+            .map(|p| timeline[p].before.clone())
+            .filter(|b| !b.is_empty() && b != "pipeline-end")
+            .unwrap_or_else(|| st.after.clone())
+    } else {
+        pass_of(st)
+    }
+}
+
+/// The culprit at snapshot `k` (the walk's first difference): its pass, the passes of the
+/// snapshots skipped since the last agreeing one (any of them may be the real culprit), and
+/// the diff of the module across it.
+fn name_culprit(
+    dump_dir: &Path,
+    timeline: &[PassStep],
+    walk: &Walk,
+    k: usize,
+    reference: &Reference,
+) -> Culprit {
+    let st = &timeline[k];
+    let pass = culprit_pass(timeline, k);
+    let from = walk.last_agreeing.map(|p| p + 1).unwrap_or(0);
+    let also_possible: Vec<String> = (from..k)
+        .filter(|&j| walk.steps[j].status == "skipped")
+        .map(|j| pass_of(&timeline[j]))
+        .filter(|p| p != "pipeline-start" && *p != pass)
+        .collect();
+    let (prev_name, prev_text) = match k.checked_sub(1) {
+        Some(p) => (
+            timeline[p].path.clone(),
+            read(dump_dir, &timeline[p].path).unwrap_or_default(),
+        ),
+        None => (reference.path.clone(), reference.text.clone()),
     };
+    let cur_text = read(dump_dir, &st.path).unwrap_or_default();
+    Culprit {
+        pass,
+        pipeline: if st.pass_internal {
+            String::new()
+        } else {
+            st.pipeline.clone()
+        },
+        step: st.step,
+        path: st.path.clone(),
+        also_possible,
+        diff: unified_diff(&prev_text, &cur_text, &prev_name, &st.path),
+    }
+}
 
-    let conclusion = conclude(
-        xla_matches_oracle,
-        input_matches_before_optimizations,
-        culprit.as_ref(),
-        disabled_check.as_ref(),
-        after_optimizations.as_ref(),
-        skipped,
-    );
-    Ok(BisectReport {
-        backend: backend.name().into(),
-        module_name: dm.name.clone().unwrap_or_else(|| bo_module.name.clone()),
-        dump_dir: opts.dump_dir.as_ref().map(|d| d.display().to_string()),
-        xla_matches_oracle,
-        xla_vs_oracle: summary(&xla_verdict)
-            .lines()
-            .next()
-            .unwrap_or("")
-            .to_string(),
-        input_matches_before_optimizations,
-        steps,
-        after_optimizations,
-        culprit,
-        disabled_check,
-        skipped,
-        evaluated,
-        conclusion,
-        expected: short_literal(&expected),
-        actual: short_literal(&actual),
-    })
+/// The oracle's result on `dm`'s after-optimizations module against the reference (`None`
+/// when the dump has none).
+fn evaluate_after_optimizations(
+    dump_dir: &Path,
+    dm: &DumpModule,
+    reference: &Reference,
+) -> Option<StepResult> {
+    let p = dm.after_optimizations.values().next()?;
+    let mut r = StepResult {
+        step: u32::MAX,
+        pipeline: String::new(),
+        after: "optimizations".into(),
+        before: String::new(),
+        path: p.clone(),
+        pass_internal: false,
+        status: "skipped".into(),
+        note: None,
+    };
+    match reference.judge_snapshot(dump_dir, p) {
+        Err(e) => r.note = Some(e),
+        Ok(v) => {
+            r.status = if agrees(&v) { "same" } else { "differs" }.into();
+            r.note = Some(summary(&v));
+        }
+    }
+    Some(r)
+}
+
+/// Compiles `module_text` again with `pass` disabled (and `run`'s options) and compares XLA's
+/// result with the reference.
+fn check_disabled(
+    module_text: &str,
+    backend: &dyn Backend,
+    run: &RunOptions,
+    pass: &str,
+    reference: &Reference,
+) -> DisabledCheck {
+    let mut run = run.clone();
+    run.disabled_passes.push(pass.to_string());
+    match backend.run(module_text, reference.inputs, &run) {
+        Outcome::Ok(r) => {
+            let v = reference.judge(backend.name(), &r);
+            DisabledCheck {
+                pass: pass.to_string(),
+                xla_matches_oracle: Some(agrees(&v)),
+                outcome: "ok".into(),
+                summary: format!(
+                    "{} (XLA gave {})",
+                    summary(&v).lines().next().unwrap_or(""),
+                    short_literal(&r.result())
+                ),
+            }
+        }
+        o => DisabledCheck {
+            pass: pass.to_string(),
+            xla_matches_oracle: None,
+            outcome: o.kind().into(),
+            summary: o.to_string(),
+        },
+    }
 }
 
 fn conclude(

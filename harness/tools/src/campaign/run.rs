@@ -46,12 +46,103 @@ struct Shared {
     last_sample: Instant,
 }
 
+impl Shared {
+    fn new(state: CampaignState) -> Shared {
+        Shared {
+            state,
+            pending: BTreeMap::new(),
+            timeline: vec![Sample {
+                t_s: 0.0,
+                modules: 0,
+                programs: 0,
+                findings: 0,
+            }],
+            modules_this_run: 0,
+            programs_this_run: 0,
+            cases_this_run: 0,
+            findings_this_run: 0,
+            last_save: Instant::now(),
+            last_sample: Instant::now(),
+        }
+    }
+
+    /// Counts module index `k` (in-shard ordinal) as done with its stats `st`, and advances
+    /// the watermark over completed indices.
+    fn complete(&mut self, k: u64, st: CampaignStats) {
+        self.modules_this_run += 1;
+        self.programs_this_run += st.programs;
+        self.cases_this_run += st.cases;
+        self.findings_this_run += st.findings_new + st.findings_folded;
+        self.pending.insert(k, st);
+        loop {
+            let w = self.state.next_index;
+            match self.pending.remove(&w) {
+                Some(st) => {
+                    self.state.stats.merge(&st);
+                    self.state.next_index = w + 1;
+                }
+                None => break,
+            }
+        }
+    }
+
+    /// This invocation's counters at `t_s` seconds.
+    fn sample(&self, t_s: f64) -> Sample {
+        Sample {
+            t_s,
+            modules: self.modules_this_run,
+            programs: self.programs_this_run,
+            findings: self.findings_this_run,
+        }
+    }
+}
+
 /// Runs a campaign to its stop condition (or until `stop_flag` is set), writing findings, the
 /// state file and the reports under `cfg.out`.
 pub fn run_campaign(
     cfg: &CampaignConfig,
     stop_flag: Option<&AtomicBool>,
 ) -> Result<CampaignSummary, CampaignError> {
+    validate(cfg)?;
+    let store = Store::open(&cfg.out)?;
+    store.clean_temporaries()?;
+    let (state, resumed) = load_or_start(&store, cfg)?;
+    let engines = Engines::new(
+        &cfg.backends,
+        cfg.jobs.max(1),
+        cfg.python.clone(),
+        cfg.voter,
+    )?;
+    let xla_info = engines.check_available()?;
+    engines.warm_up(cfg.jobs.max(1));
+    store.save_state(&state)?;
+
+    let started = Instant::now();
+    let tester = Tester {
+        campaign_seed: cfg.seed,
+        input_sets: cfg.input_sets.max(1),
+        generator: cfg.generator.clone(),
+        ..Tester::new(
+            &engines,
+            Some(&store),
+            &cfg.xla_options,
+            cfg.timeouts.clone(),
+        )
+    };
+    let phase = FuzzPhase::new(cfg, stop_flag, &store, &tester, state, started);
+    phase.run();
+    let (shared, elapsed) = phase.finish()?;
+    let mut summary = summary_of(cfg, shared, elapsed, xla_info, resumed);
+    let interrupted = stop_flag.is_some_and(|f| f.load(Ordering::SeqCst));
+    if let (Some(m), false) = (&cfg.minimize, interrupted) {
+        summary.minimize = Some(minimize_phase(cfg, &store, m, started)?);
+    }
+    write_reports(cfg, &store, &summary)?;
+    Ok(summary)
+}
+
+/// A usage error unless the shard is `I < N` and a stop condition is given.
+fn validate(cfg: &CampaignConfig) -> Result<(), CampaignError> {
     let (si, sn) = cfg.shard;
     if sn == 0 || si >= sn {
         return Err(CampaignError::Usage(format!(
@@ -61,8 +152,15 @@ pub fn run_campaign(
     if cfg.stop.time.is_none() && cfg.stop.iterations.is_none() {
         return Err(CampaignError::Usage("give --time or --iterations".into()));
     }
-    let store = Store::open(&cfg.out)?;
-    store.clean_temporaries()?;
+    Ok(())
+}
+
+/// The state of the campaign in `store` when it is this configuration's (resumed: `true`), a
+/// fresh one when there is none; a usage error when `store` holds a different campaign.
+fn load_or_start(
+    store: &Store,
+    cfg: &CampaignConfig,
+) -> Result<(CampaignState, bool), CampaignError> {
     let backends_key: Vec<String> = cfg
         .backends
         .iter()
@@ -80,7 +178,7 @@ pub fn run_campaign(
         input_sets: cfg.input_sets.max(1),
         stats: CampaignStats::default(),
     };
-    let (state, resumed) = match store.load_state()? {
+    match store.load_state()? {
         Some(s) => {
             if s.seed != fresh.seed
                 || s.shard != fresh.shard
@@ -101,200 +199,242 @@ pub fn run_campaign(
                     s.xla_options
                 )));
             }
-            (s, true)
+            Ok((s, true))
         }
-        None => (fresh, false),
-    };
-    let engines = Engines::new(
-        &cfg.backends,
-        cfg.jobs.max(1),
-        cfg.python.clone(),
-        cfg.voter,
-    )?;
-    let xla_info = engines.check_available()?;
-    engines.warm_up(cfg.jobs.max(1));
-    store.save_state(&state)?;
+        None => Ok((fresh, false)),
+    }
+}
 
-    let started = Instant::now();
-    let start_index = state.next_index;
-    let next = AtomicU64::new(start_index);
-    let shared = Mutex::new(Shared {
-        state,
-        pending: BTreeMap::new(),
-        timeline: vec![Sample {
-            t_s: 0.0,
-            modules: 0,
-            programs: 0,
-            findings: 0,
-        }],
-        modules_this_run: 0,
-        programs_this_run: 0,
-        cases_this_run: 0,
-        findings_this_run: 0,
-        last_save: Instant::now(),
-        last_sample: Instant::now(),
-    });
-    let pb = if cfg.progress && std::io::stderr().is_terminal() {
-        let pb = match cfg.stop.iterations {
-            Some(n) => indicatif::ProgressBar::new(n.saturating_sub(start_index)),
-            None => indicatif::ProgressBar::new_spinner(),
-        };
-        pb.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{spinner} [{elapsed_precise}] {bar:30} {pos} modules {msg}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        pb.enable_steady_tick(Duration::from_millis(250));
-        pb
-    } else {
-        indicatif::ProgressBar::hidden()
+/// The progress bar over the module indices from `start_index` on (hidden unless asked for
+/// and stderr is a terminal).
+fn progress_bar(cfg: &CampaignConfig, start_index: u64) -> indicatif::ProgressBar {
+    if !(cfg.progress && std::io::stderr().is_terminal()) {
+        return indicatif::ProgressBar::hidden();
+    }
+    let pb = match cfg.stop.iterations {
+        Some(n) => indicatif::ProgressBar::new(n.saturating_sub(start_index)),
+        None => indicatif::ProgressBar::new_spinner(),
     };
-    let tester = Tester {
-        campaign_seed: cfg.seed,
-        input_sets: cfg.input_sets.max(1),
-        generator: cfg.generator.clone(),
-        ..Tester::new(
-            &engines,
-            Some(&store),
-            &cfg.xla_options,
-            cfg.timeouts.clone(),
+    pb.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {bar:30} {pos} modules {msg}",
         )
-    };
-    let io_error: Mutex<Option<std::io::Error>> = Mutex::new(None);
-    let fault: Mutex<Option<Fault>> = Mutex::new(None);
-    let halt = AtomicBool::new(false);
-    let pack = cfg.pack.max(1);
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    pb.enable_steady_tick(Duration::from_millis(250));
+    pb
+}
 
-    // With minimization and a time limit, the fuzz phase leaves a share of the time for it.
-    let fuzz_time = match (&cfg.minimize, cfg.stop.time) {
-        (Some(_), Some(t)) => Some(t.mul_f64((1.0 - cfg.minimize_share).clamp(0.05, 1.0))),
-        (_, t) => t,
-    };
-    std::thread::scope(|s| {
-        for _ in 0..cfg.jobs.max(1) {
-            s.spawn(|| loop {
-                if halt.load(Ordering::SeqCst) || stop_flag.is_some_and(|f| f.load(Ordering::SeqCst))
-                {
-                    break;
-                }
-                if fuzz_time.is_some_and(|t| started.elapsed() >= t) {
-                    break;
-                }
-                let k = next.fetch_add(1, Ordering::SeqCst);
-                if cfg.stop.iterations.is_some_and(|n| k >= n) {
-                    break;
-                }
-                let g = k * sn + si;
-                let tg = Instant::now();
-                let programs = programs_for(cfg.seed, g, pack, &cfg.generator);
-                let gen_ms = tg.elapsed().as_secs_f64() * 1e3;
-                let (reports, tm) = tester.test_programs_timed(g, &programs);
-                if let Some(f) = tester.take_fault() {
-                    // This module is not counted as done: a resumed campaign tests it again.
-                    fault.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(f);
-                    halt.store(true, Ordering::SeqCst);
-                    break;
-                }
-                let mut st = stats_of(&reports);
-                st.time.add(&tm, gen_ms);
-                let mut sh = shared.lock().unwrap_or_else(|e| e.into_inner());
-                sh.modules_this_run += 1;
-                sh.programs_this_run += st.programs;
-                sh.cases_this_run += st.cases;
-                sh.findings_this_run += st.findings_new + st.findings_folded;
-                sh.pending.insert(k, st);
-                // Advance the watermark over completed indices.
-                loop {
-                    let w = sh.state.next_index;
-                    match sh.pending.remove(&w) {
-                        Some(st) => {
-                            sh.state.stats.merge(&st);
-                            sh.state.next_index = w + 1;
+/// The fuzz phase: `cfg.jobs` threads test module indices until a stop condition holds or a
+/// fault stops the campaign, folding each module's stats into the shared state.
+struct FuzzPhase<'a> {
+    cfg: &'a CampaignConfig,
+    stop_flag: Option<&'a AtomicBool>,
+    store: &'a Store,
+    tester: &'a Tester<'a>,
+    started: Instant,
+    /// How long the phase may run: with minimization and a time limit, a share of the time is
+    /// left for minimizing.
+    fuzz_time: Option<Duration>,
+    /// The next module index (in-shard ordinal) to hand out.
+    next: AtomicU64,
+    shared: Mutex<Shared>,
+    pb: indicatif::ProgressBar,
+    /// A failure to save the state file (the campaign goes on, and fails at the end).
+    io_error: Mutex<Option<std::io::Error>>,
+    /// The first fault a tester met: the campaign stops.
+    fault: Mutex<Option<Fault>>,
+    halt: AtomicBool,
+}
+
+impl<'a> FuzzPhase<'a> {
+    fn new(
+        cfg: &'a CampaignConfig,
+        stop_flag: Option<&'a AtomicBool>,
+        store: &'a Store,
+        tester: &'a Tester<'a>,
+        state: CampaignState,
+        started: Instant,
+    ) -> FuzzPhase<'a> {
+        let start_index = state.next_index;
+        // With minimization and a time limit, the fuzz phase leaves a share of the time for it.
+        let fuzz_time = match (&cfg.minimize, cfg.stop.time) {
+            (Some(_), Some(t)) => Some(t.mul_f64((1.0 - cfg.minimize_share).clamp(0.05, 1.0))),
+            (_, t) => t,
+        };
+        FuzzPhase {
+            cfg,
+            stop_flag,
+            store,
+            tester,
+            started,
+            fuzz_time,
+            next: AtomicU64::new(start_index),
+            shared: Mutex::new(Shared::new(state)),
+            pb: progress_bar(cfg, start_index),
+            io_error: Mutex::new(None),
+            fault: Mutex::new(None),
+            halt: AtomicBool::new(false),
+        }
+    }
+
+    /// Runs the threads until every one of them stops.
+    fn run(&self) {
+        std::thread::scope(|s| {
+            for _ in 0..self.cfg.jobs.max(1) {
+                s.spawn(|| {
+                    while let Some(k) = self.next_index() {
+                        if !self.test_module(k) {
+                            break;
                         }
-                        None => break,
                     }
-                }
-                let now = Instant::now();
-                if now.duration_since(sh.last_sample) >= Duration::from_millis(500) {
-                    sh.last_sample = now;
-                    let sample = Sample {
-                        t_s: started.elapsed().as_secs_f64(),
-                        modules: sh.modules_this_run,
-                        programs: sh.programs_this_run,
-                        findings: sh.findings_this_run,
-                    };
-                    sh.timeline.push(sample);
-                }
-                if now.duration_since(sh.last_save) >= Duration::from_millis(500) {
-                    sh.last_save = now;
-                    let mut snapshot = sh.state.clone();
-                    snapshot.elapsed_s += started.elapsed().as_secs_f64();
-                    if let Err(e) = store.save_state(&snapshot) {
-                        *io_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
-                    }
-                }
-                let el = started.elapsed().as_secs_f64().max(1e-9);
-                pb.set_position(sh.modules_this_run);
-                let findings: Vec<String> = sh
-                    .state
-                    .stats
-                    .verdicts
-                    .iter()
-                    .filter(|(k, _)| *k != "match" && *k != "unsupported")
-                    .map(|(k, v)| format!("{k}={v}"))
-                    .collect();
-                pb.set_message(format!(
-                    "{:.1} modules/s {:.1} programs/s {:.1} cases/s | findings: {} | crashes {} | ops {}",
-                    sh.modules_this_run as f64 / el,
-                    sh.programs_this_run as f64 / el,
-                    sh.cases_this_run as f64 / el,
-                    if findings.is_empty() {
-                        "none".into()
-                    } else {
-                        findings.join(" ")
-                    },
-                    sh.state.stats.verdicts.get("crash").copied().unwrap_or(0),
-                    sh.state.stats.op_coverage.len()
-                ));
-            });
-        }
-    });
-    pb.finish_and_clear();
+                });
+            }
+        });
+        self.pb.finish_and_clear();
+    }
 
-    let elapsed = started.elapsed().as_secs_f64();
-    let mut sh = shared.into_inner().unwrap_or_else(|e| e.into_inner());
-    sh.state.elapsed_s += elapsed;
-    store.save_state(&sh.state)?;
-    if let Some(e) = io_error.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        return Err(CampaignError::Io(e));
-    }
-    match fault.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        Some(Fault::Store(e)) => {
-            return Err(CampaignError::Io(std::io::Error::new(
-                e.kind(),
-                format!("could not store a finding, campaign stopped: {e}"),
-            )))
+    /// The next module index (in-shard ordinal) to test, or `None` once the campaign is halted
+    /// or stopped, the phase's time is up or the last index is handed out.
+    fn next_index(&self) -> Option<u64> {
+        if self.halt.load(Ordering::SeqCst)
+            || self.stop_flag.is_some_and(|f| f.load(Ordering::SeqCst))
+        {
+            return None;
         }
-        Some(Fault::Unavailable(why)) => {
-            return Err(CampaignError::Infrastructure(format!(
-                "an XLA backend became unavailable, campaign stopped: {why}"
-            )))
+        if self.fuzz_time.is_some_and(|t| self.started.elapsed() >= t) {
+            return None;
         }
-        None => {}
+        let k = self.next.fetch_add(1, Ordering::SeqCst);
+        if self.cfg.stop.iterations.is_some_and(|n| k >= n) {
+            return None;
+        }
+        Some(k)
     }
-    sh.timeline.push(Sample {
-        t_s: elapsed,
-        modules: sh.modules_this_run,
-        programs: sh.programs_this_run,
-        findings: sh.findings_this_run,
-    });
-    let summary = CampaignSummary {
+
+    /// Tests module index `k` (in-shard ordinal) and records its stats; `false` when the
+    /// tester met a fault (the campaign halts).
+    fn test_module(&self, k: u64) -> bool {
+        let (si, sn) = self.cfg.shard;
+        let g = k * sn + si;
+        let tg = Instant::now();
+        let programs = programs_for(self.cfg.seed, g, self.cfg.pack.max(1), &self.cfg.generator);
+        let gen_ms = tg.elapsed().as_secs_f64() * 1e3;
+        let (reports, tm) = self.tester.test_programs_timed(g, &programs);
+        if let Some(f) = self.tester.take_fault() {
+            // This module is not counted as done: a resumed campaign tests it again.
+            self.fault
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get_or_insert(f);
+            self.halt.store(true, Ordering::SeqCst);
+            return false;
+        }
+        let mut st = stats_of(&reports);
+        st.time.add(&tm, gen_ms);
+        self.record(k, st);
+        true
+    }
+
+    /// Folds module index `k`'s stats into the shared state (counters and watermark); at most
+    /// every 500 ms adds a timeline sample and saves the state file; updates the progress bar.
+    fn record(&self, k: u64, st: CampaignStats) {
+        let mut sh = self.shared.lock().unwrap_or_else(|e| e.into_inner());
+        sh.complete(k, st);
+        let now = Instant::now();
+        if now.duration_since(sh.last_sample) >= Duration::from_millis(500) {
+            sh.last_sample = now;
+            let sample = sh.sample(self.started.elapsed().as_secs_f64());
+            sh.timeline.push(sample);
+        }
+        if now.duration_since(sh.last_save) >= Duration::from_millis(500) {
+            sh.last_save = now;
+            let mut snapshot = sh.state.clone();
+            snapshot.elapsed_s += self.started.elapsed().as_secs_f64();
+            if let Err(e) = self.store.save_state(&snapshot) {
+                *self.io_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
+            }
+        }
+        self.show_progress(&sh);
+    }
+
+    /// The progress bar's position and message: rates, findings by verdict, crashes, ops
+    /// covered.
+    fn show_progress(&self, sh: &Shared) {
+        let el = self.started.elapsed().as_secs_f64().max(1e-9);
+        self.pb.set_position(sh.modules_this_run);
+        let findings: Vec<String> = sh
+            .state
+            .stats
+            .verdicts
+            .iter()
+            .filter(|(k, _)| *k != "match" && *k != "unsupported")
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        self.pb.set_message(format!(
+            "{:.1} modules/s {:.1} programs/s {:.1} cases/s | findings: {} | crashes {} | ops {}",
+            sh.modules_this_run as f64 / el,
+            sh.programs_this_run as f64 / el,
+            sh.cases_this_run as f64 / el,
+            if findings.is_empty() {
+                "none".into()
+            } else {
+                findings.join(" ")
+            },
+            sh.state.stats.verdicts.get("crash").copied().unwrap_or(0),
+            sh.state.stats.op_coverage.len()
+        ));
+    }
+
+    /// Ends the phase: the state file saved with this invocation's time added; a state file
+    /// that could not be saved, or a fault, is the campaign's error. Otherwise the shared
+    /// state, its timeline's last sample added, and the phase's seconds.
+    fn finish(self) -> Result<(Shared, f64), CampaignError> {
+        let elapsed = self.started.elapsed().as_secs_f64();
+        let mut sh = self.shared.into_inner().unwrap_or_else(|e| e.into_inner());
+        sh.state.elapsed_s += elapsed;
+        self.store.save_state(&sh.state)?;
+        if let Some(e) = self
+            .io_error
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner())
+        {
+            return Err(CampaignError::Io(e));
+        }
+        match self.fault.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            Some(Fault::Store(e)) => {
+                return Err(CampaignError::Io(std::io::Error::new(
+                    e.kind(),
+                    format!("could not store a finding, campaign stopped: {e}"),
+                )))
+            }
+            Some(Fault::Unavailable(why)) => {
+                return Err(CampaignError::Infrastructure(format!(
+                    "an XLA backend became unavailable, campaign stopped: {why}"
+                )))
+            }
+            None => {}
+        }
+        let last = sh.sample(elapsed);
+        sh.timeline.push(last);
+        Ok((sh, elapsed))
+    }
+}
+
+/// The summary of the fuzz phase (`sh`, `elapsed` seconds), minimization not yet done.
+fn summary_of(
+    cfg: &CampaignConfig,
+    sh: Shared,
+    elapsed: f64,
+    xla_info: serde_json::Value,
+    resumed: bool,
+) -> CampaignSummary {
+    CampaignSummary {
         seed: cfg.seed,
         shard: cfg.shard,
         backends: cfg.backends.clone(),
         xla_options: cfg.xla_options.clone(),
-        pack,
+        pack: cfg.pack.max(1),
         input_sets: cfg.input_sets.max(1),
         jobs: cfg.jobs.max(1),
         elapsed_s: elapsed,
@@ -310,35 +450,50 @@ pub fn run_campaign(
         out: cfg.out.clone(),
         resumed,
         minimize: None,
-    };
-    let mut summary = summary;
-    let interrupted = stop_flag.is_some_and(|f| f.load(Ordering::SeqCst));
-    if let (Some(m), false) = (&cfg.minimize, interrupted) {
-        let budget = match cfg.stop.time {
-            Some(t) => Some(
-                t.saturating_sub(started.elapsed())
-                    .max(Duration::from_secs(5)),
-            ),
-            None => m.budget,
-        };
-        let m = MinimizeConfig {
-            budget,
-            ..m.clone()
-        };
-        summary.minimize = Some(super::minimize_pending(
-            &store,
-            cfg.python.clone(),
-            cfg.jobs.max(1),
-            &m,
-            cfg.progress,
-        )?);
     }
+}
+
+/// The minimization phase: with a time limit, the time left of it (at least 5 s) is its
+/// budget, else `m`'s.
+fn minimize_phase(
+    cfg: &CampaignConfig,
+    store: &Store,
+    m: &MinimizeConfig,
+    started: Instant,
+) -> Result<MinimizeSummary, CampaignError> {
+    let budget = match cfg.stop.time {
+        Some(t) => Some(
+            t.saturating_sub(started.elapsed())
+                .max(Duration::from_secs(5)),
+        ),
+        None => m.budget,
+    };
+    let m = MinimizeConfig {
+        budget,
+        ..m.clone()
+    };
+    Ok(super::minimize_pending(
+        store,
+        cfg.python.clone(),
+        cfg.jobs.max(1),
+        &m,
+        cfg.progress,
+    )?)
+}
+
+/// The reports under `cfg.out` (buckets against the registry and the history), and the
+/// history updated when the campaign keeps one.
+fn write_reports(
+    cfg: &CampaignConfig,
+    store: &Store,
+    summary: &CampaignSummary,
+) -> Result<(), CampaignError> {
     let registry = findings::registry::Registry::load(&cfg.registry)
         .map_err(|e| CampaignError::Usage(e.to_string()))?;
     let history = findings::report::read_history(cfg.history.as_deref())?;
-    findings::report::write_reports(&summary, &store, &registry, &history)?;
+    findings::report::write_reports(summary, store, &registry, &history)?;
     if let Some(h) = &cfg.history {
-        findings::report::update_history(h, &store, &registry, &history)?;
+        findings::report::update_history(h, store, &registry, &history)?;
     }
-    Ok(summary)
+    Ok(())
 }

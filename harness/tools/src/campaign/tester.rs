@@ -78,6 +78,49 @@ fn split_result(r: &RunResult, range: std::ops::Range<usize>) -> Option<RunResul
     })
 }
 
+/// One input set of a module's programs packed into one module (one XLA compile tests them
+/// all).
+struct Packed {
+    /// The module index, as occurrences name it.
+    g: u64,
+    /// Which input set.
+    set: u64,
+    /// How many programs are packed.
+    programs: usize,
+    module: Module,
+    /// The packed module's text, as XLA gets it.
+    text: String,
+    /// Every program's inputs, in program order.
+    inputs: Vec<Literal>,
+    /// Each program's output leaves in the packed result ([`leaf_ranges`]).
+    ranges: Vec<std::ops::Range<usize>>,
+}
+
+impl Packed {
+    fn new(g: u64, set: u64, programs: &[Program]) -> Packed {
+        let mods: Vec<Module> = programs.iter().map(|p| p.module.clone()).collect();
+        let (module, layout) = generators::pack::pack_with_layout(&mods);
+        let text = hlo::print::module_to_string(&module);
+        let inputs: Vec<Literal> = programs
+            .iter()
+            .flat_map(|p| p.inputs.iter().cloned())
+            .collect();
+        let ranges = leaf_ranges(&module, &layout);
+        Packed {
+            g,
+            set,
+            programs: programs.len(),
+            module,
+            text,
+            inputs,
+            ranges,
+        }
+    }
+}
+
+/// Outcomes by backend name.
+type Outcomes = Vec<(String, Outcome)>;
+
 /// Findings stored for a module's programs so far, by (program, verdict kind, differing
 /// outputs), with their labels.
 type Settled = std::collections::HashMap<(usize, &'static str, Vec<usize>), Label>;
@@ -264,23 +307,52 @@ impl<'a> Tester<'a> {
         programs: &[Program],
         settled: &mut Settled,
     ) -> (Vec<ProgramReport>, ModuleTimings, bool) {
-        let occ = |what: String| match set {
-            0 => format!("{}:{g}:{what}", self.campaign_seed),
-            r => format!("{}:{g}:{what}:inputs{r}", self.campaign_seed),
-        };
         let wall = Instant::now();
         let mut timings = ModuleTimings::default();
-        let mods: Vec<Module> = programs.iter().map(|p| p.module.clone()).collect();
-        let (packed, layout) = generators::pack::pack_with_layout(&mods);
-        let packed_text = hlo::print::module_to_string(&packed);
-        let packed_inputs: Vec<Literal> = programs
-            .iter()
-            .flat_map(|p| p.inputs.iter().cloned())
-            .collect();
-        let ranges = leaf_ranges(&packed, &layout);
+        let packed = Packed::new(g, set, programs);
+        let (xla_outcomes, oracle_outcomes, oracle_ms) = self.run_packed(&packed, programs);
+        timings.oracle_ms = oracle_ms;
+        timings.xla_wait_ms = wall.elapsed().as_secs_f64() * 1e3;
+        self.note_packed_outcomes(&xla_outcomes, &mut timings);
+        let after_first = Instant::now();
 
-        // XLA on the packed module while the oracle runs here.
-        let (xla_outcomes, oracle_outcomes) = std::thread::scope(|s| {
+        let mut reports = Vec::with_capacity(programs.len());
+        for (j, p) in programs.iter().enumerate() {
+            reports.push(self.test_program(
+                &packed,
+                j,
+                p,
+                &oracle_outcomes[j],
+                &xla_outcomes,
+                settled,
+            ));
+        }
+        if let Some(r) = self.packed_only_failure(&packed, &xla_outcomes, &reports) {
+            reports.push(r);
+        }
+        timings.confirm_ms = after_first.elapsed().as_secs_f64() * 1e3;
+        timings.wall_ms = wall.elapsed().as_secs_f64() * 1e3;
+        let packed_ok = xla_outcomes.iter().all(|(_, o)| o.is_ok());
+        (reports, timings, packed_ok)
+    }
+
+    /// The occurrence `what` (a program's index, or `packed`) of module index `g` on input set
+    /// `set`, as findings record it.
+    fn occurrence(&self, g: u64, set: u64, what: &str) -> String {
+        match set {
+            0 => format!("{}:{g}:{what}", self.campaign_seed),
+            r => format!("{}:{g}:{what}:inputs{r}", self.campaign_seed),
+        }
+    }
+
+    /// XLA on the packed module (every backend, on another thread) while the oracle runs each
+    /// program here: XLA's outcomes, the oracle's per program and its time in ms.
+    fn run_packed(
+        &self,
+        packed: &Packed,
+        programs: &[Program],
+    ) -> (Vec<(String, Outcome)>, Vec<Outcome>, f64) {
+        std::thread::scope(|s| {
             let h = s.spawn(|| {
                 self.engines
                     .xla
@@ -288,7 +360,7 @@ impl<'a> Tester<'a> {
                     .map(|b| {
                         (
                             b.name().to_string(),
-                            b.run(&packed_text, &packed_inputs, &self.opts),
+                            b.run(&packed.text, &packed.inputs, &self.opts),
                         )
                     })
                     .collect::<Vec<_>>()
@@ -301,12 +373,18 @@ impl<'a> Tester<'a> {
             let oracle_ms = t.elapsed().as_secs_f64() * 1e3;
             // A panic of the XLA thread is a harness bug: it must not read as "no outcomes".
             let xla = h.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
-            (xla, (oracle, oracle_ms))
-        });
-        let (oracle_outcomes, oracle_ms) = oracle_outcomes;
-        timings.oracle_ms = oracle_ms;
-        timings.xla_wait_ms = wall.elapsed().as_secs_f64() * 1e3;
-        for (name, o) in &xla_outcomes {
+            (xla, oracle, oracle_ms)
+        })
+    }
+
+    /// Folds XLA's outcomes on the packed module into `timings`; a backend that became
+    /// unavailable is a fault.
+    fn note_packed_outcomes(
+        &self,
+        xla_outcomes: &[(String, Outcome)],
+        timings: &mut ModuleTimings,
+    ) {
+        for (name, o) in xla_outcomes {
             if let Outcome::Unavailable { why } = o {
                 self.set_fault(Fault::Unavailable(format!("{name}: {why}")));
             }
@@ -317,126 +395,153 @@ impl<'a> Tester<'a> {
                 timings.xla_packed_cached += u64::from(r.timings.cached);
             }
         }
-        let after_first = Instant::now();
+    }
 
-        let mut reports = Vec::with_capacity(programs.len());
-        for (j, p) in programs.iter().enumerate() {
-            let tol = Tolerance::for_module(&p.module);
-            // Per-program XLA outcomes: split from the packed run, or the program alone when the
-            // packed run failed as a whole.
-            let mut outcomes: Vec<(String, Outcome)> =
-                vec![(ORACLE.to_string(), oracle_outcomes[j].clone())];
-            let mut alone: Vec<(String, Outcome)> = Vec::new();
-            for (k, (name, o)) in xla_outcomes.iter().enumerate() {
-                let per = match o {
-                    Outcome::Ok(r) => match split_result(r, ranges[j].clone()) {
-                        Some(r) => Outcome::Ok(r),
-                        None => Outcome::HarnessError {
-                            stage: None,
-                            message: "packed result has too few outputs".into(),
-                        },
+    /// Program `j` (`p`) on this input set: its outcomes judged under [`Policy::CHOICES`]; a
+    /// finding already settled on an earlier input set takes that finding's label, any other
+    /// finding is confirmed and stored.
+    fn test_program(
+        &self,
+        packed: &Packed,
+        j: usize,
+        p: &Program,
+        oracle: &Outcome,
+        xla_outcomes: &[(String, Outcome)],
+        settled: &mut Settled,
+    ) -> ProgramReport {
+        let tol = Tolerance::for_module(&p.module);
+        let (outcomes, alone) = self.program_outcomes(packed, j, p, oracle, xla_outcomes);
+        // A mismatch that an allowed implementation choice explains in the packed run is
+        // settled here, before confirmation compiles the program alone twice.
+        let verdict = self
+            .judge(Policy::CHOICES)
+            .judge(&Trial {
+                module: &p.module,
+                text: None,
+                inputs: &p.inputs,
+                outcomes: &outcomes,
+                reruns: &[],
+                tolerance: &tol,
+            })
+            .verdict;
+        let mut report = ProgramReport {
+            program: j,
+            input_set: packed.set,
+            verdict: verdict.clone(),
+            recorded: None,
+            opcodes: p.module.opcode_histogram().into_keys().collect(),
+        };
+        let key = (j, verdict.kind.name(), verdict.mismatched_outputs.clone());
+        if let (true, Some(label)) = (verdict.is_bug(), settled.get(&key)) {
+            report.verdict.label = Some(*label);
+            report.verdict.message = format!(
+                "{} (as on an earlier input set of this program, not confirmed again)",
+                report.verdict.message
+            );
+        } else if verdict.is_bug() {
+            let (v, rec) = self.confirm_and_store(
+                packed.g,
+                self.occurrence(packed.g, packed.set, &j.to_string()),
+                packed.set,
+                j,
+                p,
+                &tol,
+                &outcomes,
+                &alone,
+                &packed.text,
+                &packed.inputs,
+            );
+            if v.is_bug() && rec.is_some() {
+                settled.insert(key, v.label.unwrap_or(Label::Undecided));
+            }
+            report.verdict = v;
+            report.recorded = rec;
+        }
+        report
+    }
+
+    /// Program `j`'s outcomes, the oracle's (`oracle`) first: each XLA backend's split from the
+    /// packed run, or the program alone when the packed run failed as a whole. Also the
+    /// outcomes of those runs alone.
+    fn program_outcomes(
+        &self,
+        packed: &Packed,
+        j: usize,
+        p: &Program,
+        oracle: &Outcome,
+        xla_outcomes: &[(String, Outcome)],
+    ) -> (Outcomes, Outcomes) {
+        let mut outcomes: Outcomes = vec![(ORACLE.to_string(), oracle.clone())];
+        let mut alone: Outcomes = Vec::new();
+        for (k, (name, o)) in xla_outcomes.iter().enumerate() {
+            let per = match o {
+                Outcome::Ok(r) => match split_result(r, packed.ranges[j].clone()) {
+                    Some(r) => Outcome::Ok(r),
+                    None => Outcome::HarnessError {
+                        stage: None,
+                        message: "packed result has too few outputs".into(),
                     },
-                    failed if programs.len() == 1 => failed.clone(),
-                    _ => {
-                        let text = hlo::print::module_to_string(&p.module);
-                        let o = self.engines.xla[k].run(&text, &p.inputs, &self.opts);
-                        alone.push((name.clone(), o.clone()));
-                        o
-                    }
-                };
-                outcomes.push((name.clone(), per));
-            }
-            // A mismatch that an allowed implementation choice explains in the packed run is
-            // settled here, before confirmation compiles the program alone twice.
-            let verdict = self
-                .judge(Policy::CHOICES)
-                .judge(&Trial {
-                    module: &p.module,
-                    text: None,
-                    inputs: &p.inputs,
-                    outcomes: &outcomes,
-                    reruns: &[],
-                    tolerance: &tol,
-                })
-                .verdict;
-            let mut report = ProgramReport {
-                program: j,
-                input_set: set,
-                verdict: verdict.clone(),
-                recorded: None,
-                opcodes: p.module.opcode_histogram().into_keys().collect(),
+                },
+                failed if packed.programs == 1 => failed.clone(),
+                _ => {
+                    let text = hlo::print::module_to_string(&p.module);
+                    let o = self.engines.xla[k].run(&text, &p.inputs, &self.opts);
+                    alone.push((name.clone(), o.clone()));
+                    o
+                }
             };
-            let key = (j, verdict.kind.name(), verdict.mismatched_outputs.clone());
-            if let (true, Some(label)) = (verdict.is_bug(), settled.get(&key)) {
-                report.verdict.label = Some(*label);
-                report.verdict.message = format!(
-                    "{} (as on an earlier input set of this program, not confirmed again)",
-                    report.verdict.message
-                );
-            } else if verdict.is_bug() {
-                let (v, rec) = self.confirm_and_store(
-                    g,
-                    occ(j.to_string()),
-                    set,
-                    j,
-                    p,
-                    &tol,
-                    &outcomes,
-                    &alone,
-                    &packed_text,
-                    &packed_inputs,
-                );
-                if v.is_bug() && rec.is_some() {
-                    settled.insert(key, v.label.unwrap_or(Label::Undecided));
-                }
-                report.verdict = v;
-                report.recorded = rec;
-            }
-            reports.push(report);
+            outcomes.push((name.clone(), per));
         }
-        // A packed failure no single program reproduces: keep the packed module.
-        if let Some((name, o)) = xla_outcomes
+        (outcomes, alone)
+    }
+
+    /// A packed failure no single program reproduces: the packed module is kept, its report
+    /// (program `usize::MAX`) returned when the judge makes it a finding.
+    fn packed_only_failure(
+        &self,
+        packed: &Packed,
+        xla_outcomes: &[(String, Outcome)],
+        reports: &[ProgramReport],
+    ) -> Option<ProgramReport> {
+        let (name, o) = xla_outcomes
             .iter()
-            .find(|(_, o)| !o.is_ok() && programs.len() > 1)
-        {
-            if reports.iter().all(|r| !r.verdict.is_bug()) {
-                let outcomes = vec![(name.clone(), o.clone())];
-                let tol = Tolerance::default();
-                let v = Judge::offline()
-                    .judge(&Trial {
-                        module: &packed,
-                        text: Some(&packed_text),
-                        inputs: &packed_inputs,
-                        outcomes: &outcomes,
-                        reruns: &[],
-                        tolerance: &tol,
-                    })
-                    .verdict;
-                if v.is_bug() {
-                    let rec = self.store_finding(
-                        &v,
-                        Some(&packed),
-                        &packed_text,
-                        None,
-                        &packed_inputs,
-                        &outcomes,
-                        occ("packed".into()),
-                        json!({"module_index": g, "input_set": set, "only_when_packed": true, "programs": programs.len()}),
-                    );
-                    reports.push(ProgramReport {
-                        program: usize::MAX,
-                        input_set: set,
-                        verdict: v,
-                        recorded: rec,
-                        opcodes: Vec::new(),
-                    });
-                }
-            }
+            .find(|(_, o)| !o.is_ok() && packed.programs > 1)?;
+        if reports.iter().any(|r| r.verdict.is_bug()) {
+            return None;
         }
-        timings.confirm_ms = after_first.elapsed().as_secs_f64() * 1e3;
-        timings.wall_ms = wall.elapsed().as_secs_f64() * 1e3;
-        let packed_ok = xla_outcomes.iter().all(|(_, o)| o.is_ok());
-        (reports, timings, packed_ok)
+        let outcomes = vec![(name.clone(), o.clone())];
+        let tol = Tolerance::default();
+        let v = Judge::offline()
+            .judge(&Trial {
+                module: &packed.module,
+                text: Some(&packed.text),
+                inputs: &packed.inputs,
+                outcomes: &outcomes,
+                reruns: &[],
+                tolerance: &tol,
+            })
+            .verdict;
+        if !v.is_bug() {
+            return None;
+        }
+        let (g, set) = (packed.g, packed.set);
+        let rec = self.store_finding(
+            &v,
+            Some(&packed.module),
+            &packed.text,
+            None,
+            &packed.inputs,
+            &outcomes,
+            self.occurrence(g, set, "packed"),
+            json!({"module_index": g, "input_set": set, "only_when_packed": true, "programs": packed.programs}),
+        );
+        Some(ProgramReport {
+            program: usize::MAX,
+            input_set: set,
+            verdict: v,
+            recorded: rec,
+            opcodes: Vec::new(),
+        })
     }
 
     #[allow(clippy::too_many_arguments)]
