@@ -15,6 +15,7 @@ use judge::compare::{scalar_text, Tolerance};
 use judge::{Judge, Policy, Trial};
 use serde_json::{json, Value};
 use std::path::PathBuf;
+use tools::repeat::Repeats;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -109,76 +110,6 @@ fn print_outcome(name: &str, o: &Outcome, show: usize) {
         }
         other => println!("{name}: {other}"),
     }
-}
-
-/// What `--repeat N` saw on one backend.
-#[derive(Clone, Debug, Default, serde::Serialize)]
-pub struct Repeats {
-    pub backend: String,
-    pub runs: usize,
-    /// Runs whose verdict against the oracle was not a match.
-    pub disagree_with_oracle: usize,
-    /// Runs whose outputs were not bitwise the first run's (or whose outcome kind differed).
-    pub differ_from_first: usize,
-    /// Outcome kinds of the runs (`ok`, `crash`, ...), counted.
-    pub outcomes: std::collections::BTreeMap<String, usize>,
-}
-
-/// Runs `text` `n` times on fresh processes of the backend `name` and judges each run.
-#[allow(clippy::too_many_arguments)]
-fn repeat_runs(
-    name: &str,
-    n: usize,
-    global: &Global,
-    module: &hlo::Module,
-    text: &str,
-    inputs: &[Literal],
-    oracle: &Outcome,
-    first: &Outcome,
-    opts: &RunOptions,
-    tol: &Tolerance,
-) -> Repeats {
-    let mut rep = Repeats {
-        backend: name.to_string(),
-        runs: n,
-        ..Repeats::default()
-    };
-    for _ in 0..n {
-        let cfg = WorkerConfig::new(engine::worker::Platform::Cpu)
-            .with_python(global.python.clone())
-            .with_workers(1);
-        // A new backend is a new worker process: nothing compiled or cached survives.
-        let Some(b) = WorkerBackend::by_name(name, cfg) else {
-            break;
-        };
-        let o = b.run(
-            text,
-            inputs,
-            &RunOptions {
-                fresh_compile: true,
-                ..opts.clone()
-            },
-        );
-        *rep.outcomes.entry(o.kind().to_string()).or_insert(0) += 1;
-        let same = match (first, &o) {
-            (Outcome::Ok(a), Outcome::Ok(b)) => a.outputs == b.outputs,
-            (a, b) => a.kind() == b.kind(),
-        };
-        rep.differ_from_first += usize::from(!same);
-        let outcomes = vec![(ORACLE.to_string(), oracle.clone()), (name.to_string(), o)];
-        let v = Judge::offline()
-            .judge(&Trial {
-                module,
-                text: Some(text),
-                inputs,
-                outcomes: &outcomes,
-                reruns: &[],
-                tolerance: tol,
-            })
-            .verdict;
-        rep.disagree_with_oracle += usize::from(v.kind != VerdictKind::Match);
-    }
-    rep
 }
 
 pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
@@ -315,29 +246,18 @@ impl Job {
         })
     }
 
-    /// `--repeat N`: every XLA backend of `outcomes` run `runs` more times on fresh processes
-    /// ([`repeat_runs`]); nothing without the oracle's outcome.
+    /// `--repeat N`: every XLA backend of `outcomes` run `runs` more times on fresh processes.
     fn repeat(&self, runs: usize, global: &Global, outcomes: &[(String, Outcome)]) -> Vec<Repeats> {
-        let mut repeats = Vec::new();
-        let oracle_outcome = outcomes.iter().find(|(n, _)| n == ORACLE).map(|(_, o)| o);
-        for (name, first) in outcomes.iter().filter(|(n, _)| n != ORACLE && n != VOTER) {
-            let Some(oracle_outcome) = oracle_outcome else {
-                break;
-            };
-            repeats.push(repeat_runs(
-                name,
-                runs,
-                global,
-                &self.module,
-                &self.text,
-                &self.inputs,
-                oracle_outcome,
-                first,
-                &self.opts,
-                &self.tol,
-            ));
-        }
-        repeats
+        tools::repeat::repeat_all(
+            runs,
+            global.python.clone(),
+            &self.module,
+            &self.text,
+            &self.inputs,
+            outcomes,
+            &self.opts,
+            &self.tol,
+        )
     }
 }
 

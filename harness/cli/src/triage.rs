@@ -36,6 +36,10 @@ pub struct Args {
     /// Do not ask the voter (stablehlo-ref) about minimized mismatches.
     #[arg(long)]
     pub no_voter: bool,
+    /// Also run each module N more times in fresh worker processes (fresh compiles) and count
+    /// the runs that disagree with the oracle or with the first run.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub repeat: usize,
 }
 
 pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
@@ -86,9 +90,17 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
     let mut results = Vec::new();
     for (name, case) in cases {
         let out = args.out.join(name.replace(['/', ' '], "_"));
-        let r =
+        let repeat = repeats(&session, &case, args.repeat, global);
+        let mut r =
             tools::triage::triage(&session, name, case, &out, &opts).map_err(Failure::bad_input)?;
+        r.repeat = repeat;
         if !global.json {
+            for x in &r.repeat {
+                println!(
+                    "{name}: repeat on {}: {} of {} fresh processes disagreed with the oracle, {} differed from the first run",
+                    x.backend, x.disagree_with_oracle, x.runs, x.differ_from_first
+                );
+            }
             match &r.report {
                 Some(rep) => println!(
                     "{name}: {} ({} -> {} instructions){}\n  report: {rep}",
@@ -110,4 +122,39 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
         print_json(&serde_json::json!({"bug": bug, "modules": results}));
     }
     Ok(if bug { Exit::BugFound } else { Exit::Clean })
+}
+
+/// `--repeat N` for one module: its first run on the oracle and every XLA backend of the
+/// session, then N more in fresh processes (none when N is 0).
+fn repeats(
+    session: &tools::triage::Session,
+    case: &Case,
+    n: usize,
+    global: &Global,
+) -> Vec<tools::repeat::Repeats> {
+    use engine::backend::Backend;
+    if n == 0 {
+        return Vec::new();
+    }
+    let text = hlo::print::module_to_string(&case.module);
+    let mut outcomes = vec![(
+        engine::ORACLE.to_string(),
+        engine::interp_backend::InterpBackend::new().run_module(&case.module, &case.inputs),
+    )];
+    for w in &session.workers {
+        outcomes.push((
+            w.name().to_string(),
+            w.run(&text, &case.inputs, &session.opts),
+        ));
+    }
+    tools::repeat::repeat_all(
+        n,
+        global.python.clone(),
+        &case.module,
+        &text,
+        &case.inputs,
+        &outcomes,
+        &session.opts,
+        &judge::compare::Tolerance::for_module(&case.module),
+    )
 }

@@ -260,3 +260,37 @@ fn missing_python_exits_3() {
     ]);
     assert_eq!(o.status.code(), Some(3), "{}", text(&o));
 }
+
+/// `triage --repeat N`: the module runs N more times in fresh processes; with an injected
+/// divergence (fast min/max drops a NaN) every one of them disagrees with the oracle.
+#[test]
+fn triage_repeat_counts_fresh_processes_that_disagree() {
+    if !need_xla() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("max_nan.hlo");
+    std::fs::write(
+        &f,
+        "HloModule max_nan\n\nENTRY e {\n  x = f32[2] parameter(0)\n  n = f32[] constant(nan)\n  b = f32[2] broadcast(n), dimensions={}\n  ROOT m = f32[2] maximum(x, b)\n}\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let o = hlo_diff(&[
+        "triage",
+        "--json",
+        "--repeat",
+        "2",
+        "--no-voter",
+        "--xla-option",
+        "xla_cpu_enable_fast_min_max=true",
+        f.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = &v["modules"][0]["repeat"][0];
+    assert_eq!(r["runs"], 2, "{v}");
+    assert_eq!(r["disagree_with_oracle"], 2, "{v}");
+}

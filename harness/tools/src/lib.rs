@@ -2,10 +2,11 @@
 //!
 //! [`campaign`] (the fuzz loop and the libFuzzer entry), [`minimize`] (one delta loop, one file
 //! per reduction kind), [`bisect`] (the pass bisector), [`triage`] (bug-report triage) and
-//! [`fuzzing`] (the oracle's fuzz body).
+//! [`repeat`] (fresh-process reruns) and [`fuzzing`] (the oracle's fuzz body).
 
 pub mod bisect;
 pub mod campaign;
 pub mod fuzzing;
 pub mod minimize;
+pub mod repeat;
 pub mod triage;

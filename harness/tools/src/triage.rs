@@ -257,6 +257,9 @@ pub struct TriageResult {
     pub conclusion: Option<String>,
     pub repro_dir: Option<String>,
     pub report: Option<String>,
+    /// `--repeat N`: the module run again in fresh processes, per XLA backend.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub repeat: Vec<crate::repeat::Repeats>,
 }
 
 /// The markdown of an upstream issue.
@@ -367,6 +370,7 @@ pub fn triage(
                 conclusion: None,
                 repro_dir: None,
                 report: None,
+                repeat: Vec::new(),
             });
         }
         Ok(m) => m,
@@ -412,5 +416,6 @@ pub fn triage(
         conclusion: bisect_report.as_ref().map(|b| b.conclusion.clone()),
         repro_dir: Some(out.display().to_string()),
         report: Some(report_path.display().to_string()),
+        repeat: Vec::new(),
     })
 }
