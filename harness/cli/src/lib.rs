@@ -8,6 +8,7 @@
 pub mod bisect;
 pub mod bucket;
 pub mod check;
+pub mod doctor;
 pub mod dump;
 pub mod fuzz;
 pub mod gen;
@@ -107,6 +108,9 @@ pub enum Command {
     Bucket(bucket::Args),
     /// Fold several campaigns' stores (shards) into one store and one report.
     Merge(merge::Args),
+    /// The environment results depend on: jax/jaxlib/Python versions, CPU model and vector
+    /// features, XLA flags, GPU, the host the oracle imitates.
+    Doctor(doctor::Args),
 }
 
 /// Runs a parsed command line.
@@ -124,6 +128,7 @@ pub fn run(cli: Cli) -> Result<Exit, Failure> {
         Command::Recheck(a) => recheck::run(a, &cli.global),
         Command::Bucket(a) => bucket::run(a, &cli.global),
         Command::Merge(a) => merge::run(a, &cli.global),
+        Command::Doctor(a) => doctor::run(a, &cli.global),
     }
 }
 

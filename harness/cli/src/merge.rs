@@ -80,6 +80,7 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
         stats,
         timeline: Vec::new(),
         xla_info: serde_json::json!({"merged_from": args.stores}),
+        environment: serde_json::Value::Null,
         out: args.out.clone(),
         resumed: false,
         minimize: None,

@@ -3,6 +3,11 @@
 //! jaxlib. Answers "which of these still reproduce, and how are they labelled now?" after an
 //! oracle fix or an XLA upgrade. DIR is a finding directory or a campaign's output directory
 //! (its `findings/` are all rechecked). Nothing is written.
+//!
+//! XLA CPU's code depends on the host's vector features, so a finding whose stored environment
+//! (`meta.environment`) differs from this host's in CPU features, jaxlib version or the host
+//! the oracle imitates gets a warning on stderr ("found on a host with avx512_fp16, rechecked
+//! on one without") and, with `--json`, `environment_warnings` in its row.
 
 use super::input::{finding_xla_options, load_inputs, load_module, merge_xla_options};
 use super::{print_json, Exit, Failure, Global};
@@ -81,6 +86,13 @@ fn stored_label(dir: &Path) -> Option<String> {
     })
 }
 
+/// The environment a finding was stored with (`meta.environment` of `finding.json`), if any.
+fn stored_environment(dir: &Path) -> Option<serde_json::Value> {
+    let text = std::fs::read_to_string(dir.join("finding.json")).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    v.get("meta")?.get("environment").cloned()
+}
+
 fn verdict_name(v: &Verdict) -> String {
     match (v.is_bug(), v.label) {
         (true, Some(l)) => format!("{}/{}", v.kind.name(), l.name()),
@@ -116,9 +128,27 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
         .collect();
     let engines = Engines::new(&names, jobs, global.python.clone(), !args.no_voter)
         .map_err(|e| Failure::bad_input(e.to_string()))?;
-    engines
+    let xla_info = engines
         .check_available()
         .map_err(|e| Failure::infrastructure(e.to_string()))?;
+    let here = engine::environment::Environment::capture(
+        &global
+            .python
+            .clone()
+            .unwrap_or_else(engine::worker::default_python),
+        engine::environment::hello_of(&xla_info),
+        &xla_options,
+    )
+    .to_json();
+    // Per finding: how the host it was found on differs from this one.
+    let warnings: Vec<Vec<String>> = cases
+        .iter()
+        .map(|(d, ..)| {
+            stored_environment(d)
+                .map(|found| engine::environment::differences(&found, &here))
+                .unwrap_or_default()
+        })
+        .collect();
 
     let next = AtomicUsize::new(0);
     let unavailable: Mutex<Option<String>> = Mutex::new(None);
@@ -154,6 +184,9 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
                         v.message
                     );
                 }
+                for w in &warnings[i] {
+                    eprintln!("warning: {}: {w}", dir.display());
+                }
                 results.lock().unwrap()[i] = Some((was, v));
             });
         }
@@ -170,7 +203,7 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
     // Per bucket (a finding's minimized.json): (title, findings, still bugs).
     let mut buckets: std::collections::BTreeMap<String, (String, usize, usize)> =
         Default::default();
-    for ((dir, _, _, _), r) in cases.iter().zip(results) {
+    for (((dir, _, _, _), r), warned) in cases.iter().zip(results).zip(&warnings) {
         let (was, v) = r.expect("every case was tested");
         let now = verdict_name(&v);
         if v.is_bug() {
@@ -184,7 +217,10 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
         let b = buckets.entry(id.clone()).or_insert((title, 0, 0));
         b.1 += 1;
         b.2 += usize::from(v.is_bug());
-        rows.push(json!({"finding": dir, "bucket": id, "was": was, "now": now, "verdict": v}));
+        rows.push(
+            json!({"finding": dir, "bucket": id, "was": was, "now": now, "verdict": v,
+                         "environment_warnings": warned}),
+        );
     }
     if global.json {
         let per_bucket: Vec<_> = buckets
@@ -192,9 +228,16 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
             .map(|(id, (title, n, s))| json!({"bucket": id, "title": title, "findings": n, "still_bugs": s}))
             .collect();
         print_json(
-            &json!({"findings": rows, "buckets": per_bucket, "tally": tally, "still_bugs": still}),
+            &json!({"findings": rows, "buckets": per_bucket, "tally": tally,
+                           "still_bugs": still, "environment": here}),
         );
     } else {
+        let elsewhere = warnings.iter().filter(|w| !w.is_empty()).count();
+        if elsewhere > 0 {
+            println!(
+                "\n{elsewhere} of these were found on a different host or jaxlib (see the warnings)"
+            );
+        }
         println!("\n{} findings rechecked; now:", cases.len());
         for (k, n) in &tally {
             println!("  {n:5}  {k}");

@@ -206,7 +206,8 @@ fn recheck_reports_the_stored_and_the_current_verdict() {
     findings::store::write_literals(&f.join("inputs.lit"), &[x]).unwrap();
     std::fs::write(
         f.join("finding.json"),
-        r#"{"signature": {"kind": "mismatch", "backend": "xla-cpu", "label": "oracle", "detail": "f32 ops=reduce"}}"#,
+        r#"{"signature": {"kind": "mismatch", "backend": "xla-cpu", "label": "oracle", "detail": "f32 ops=reduce"},
+            "meta": {"environment": {"jaxlib": "0.0.0-elsewhere", "cpu": {"features": ["x_feature_of_the_finder"]}}}}"#,
     )
     .unwrap();
     let (code, out, err) = run(hlo_diff().arg("recheck").arg(dir.path()).arg("--jobs=1"));
@@ -216,6 +217,13 @@ fn recheck_reports_the_stored_and_the_current_verdict() {
         "{out}{err}"
     );
     assert!(out.contains("1 findings rechecked"), "{out}");
+    // It was stored with another host's environment: a warning says how it differs.
+    for w in [
+        "found on a host with x_feature_of_the_finder, rechecked on one without",
+        "found with jaxlib 0.0.0-elsewhere, rechecked with jaxlib",
+    ] {
+        assert!(err.contains(w), "no {w:?} in:\n{err}");
+    }
 }
 
 /// `maximum(x, NaN)`: IEEE gives NaN; with `xla_cpu_enable_fast_min_max=true` XLA CPU gives x.
@@ -276,4 +284,80 @@ fn run_names_the_allowed_choice_that_explained_a_difference_and_its_size() {
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(stdout.contains("explained (ftz)"), "{stdout}");
     assert!(stdout.contains("max abs 1.401e-15"), "{stdout}");
+}
+
+/// `doctor --json`: one object with the environment's keys, this machine's CPU model (as
+/// `/proc/cpuinfo` names it) and the jaxlib the worker runs; without a Python it still says what
+/// it can, and exits 3 with the install command.
+#[test]
+fn doctor_reports_versions_cpu_and_gpu_as_json() {
+    let (code, stdout, stderr) =
+        run(hlo_diff().args(["doctor", "--json", "--python", "/nonexistent/bin/python"]));
+    assert_eq!(code, 3, "{stdout}{stderr}");
+    assert!(stderr.contains("pip install"), "{stderr}");
+    let v = json(&stdout);
+    assert!(
+        v["jaxlib"].is_null() && v["cpu"]["features"].is_array(),
+        "{v}"
+    );
+
+    if !test_support::need_xla() {
+        return;
+    }
+    let (code, stdout, stderr) = run(hlo_diff().args(["doctor", "--json"]));
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let v = json(&stdout);
+    for k in [
+        "jax",
+        "jaxlib",
+        "python",
+        "cpu",
+        "xla_flags",
+        "gpu",
+        "oracle_host",
+    ] {
+        assert!(v.get(k).is_some(), "no {k} in {v}");
+    }
+    assert!(v["jaxlib"].is_string() && v["jax"].is_string(), "{v}");
+    assert!(v["python"]["version"].is_string(), "{v}");
+    for k in ["model", "vendor", "cores", "features"] {
+        assert!(v["cpu"].get(k).is_some(), "no cpu.{k} in {v}");
+    }
+    assert!(v["cpu"]["cores"].as_u64().unwrap() >= 1, "{v}");
+    assert!(v["gpu"].is_null() || v["gpu"]["name"].is_string(), "{v}");
+    assert!(v["oracle_host"]["avx512fp16"].is_boolean(), "{v}");
+    assert!(
+        v["xla_flags"]["worker_env"]["JAX_PLATFORMS"] == "cpu",
+        "{v}"
+    );
+    if let Ok(info) = std::fs::read_to_string("/proc/cpuinfo") {
+        let model = info
+            .lines()
+            .find(|l| l.starts_with("model name"))
+            .and_then(|l| l.split_once(':'))
+            .map(|(_, m)| m.trim().to_string());
+        if let Some(model) = model {
+            assert_eq!(v["cpu"]["model"], model.as_str(), "{v}");
+        }
+        let fp16 = info.split_whitespace().any(|f| f == "avx512_fp16");
+        let listed = v["cpu"]["features"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f == "avx512_fp16");
+        assert_eq!(fp16, listed, "{v}");
+    }
+    // The text form names the same things.
+    let (code, stdout, stderr) = run(hlo_diff().arg("doctor"));
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    for w in [
+        "jaxlib",
+        "cpu",
+        "features",
+        "gpu",
+        "oracle host",
+        "XLA_FLAGS",
+    ] {
+        assert!(stdout.contains(w), "no {w} in:\n{stdout}");
+    }
 }

@@ -3,11 +3,13 @@
 //! The [`backend::Backend`] trait and its typed [`backend::Outcome`]; the process-isolated XLA
 //! worker pool ([`worker`], speaking [`protocol`] to `harness/engine/worker/hlo_worker.py`, the only
 //! code that knows jaxlib's Python API); the oracle as a backend ([`interp_backend`]); and
-//! [`engines::Engines`], the set of backends a command runs. Nothing here decides whether a
+//! [`engines::Engines`], the set of backends a command runs; [`environment`], where a result
+//! was obtained (CPU features, GPU, versions, XLA flags). Nothing here decides whether a
 //! result is a bug: that is the `judge` crate's job.
 
 pub mod backend;
 pub mod engines;
+pub mod environment;
 pub mod interp_backend;
 pub mod protocol;
 pub mod worker;

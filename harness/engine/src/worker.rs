@@ -97,6 +97,16 @@ impl Platform {
     }
 }
 
+/// The environment variables every worker of `platform` is started with (on top of the
+/// inherited environment, `XLA_FLAGS` included, and [`WorkerConfig::env`]).
+pub fn worker_env(platform: Platform) -> Vec<(&'static str, &'static str)> {
+    let mut env = vec![("PYTHONUNBUFFERED", "1"), ("TF_CPP_MIN_LOG_LEVEL", "1")];
+    if platform == Platform::Cpu {
+        env.push(("JAX_PLATFORMS", "cpu"));
+    }
+    env
+}
+
 /// Settings of a worker pool.
 #[derive(Clone, Debug)]
 pub struct WorkerConfig {
@@ -223,11 +233,9 @@ impl Worker {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .env("PYTHONUNBUFFERED", "1")
-            .env("TF_CPP_MIN_LOG_LEVEL", "1")
             .process_group(0);
-        if cfg.platform == Platform::Cpu {
-            cmd.env("JAX_PLATFORMS", "cpu");
+        for (k, v) in worker_env(cfg.platform) {
+            cmd.env(k, v);
         }
         for (k, v) in &cfg.env {
             cmd.env(k, v);

@@ -37,6 +37,10 @@ pub struct CampaignSummary {
     pub timeline: Vec<Sample>,
     /// Versions reported by the XLA worker.
     pub xla_info: serde_json::Value,
+    /// Where the campaign ran (`engine::environment::Environment`'s JSON: CPU model and vector
+    /// features, GPU, versions, XLA flags, the oracle's host); `null` for a merge (each finding
+    /// keeps its own in `meta.environment`).
+    pub environment: serde_json::Value,
     pub out: PathBuf,
     pub resumed: bool,
     /// What minimizing the findings did, when the campaign minimized.

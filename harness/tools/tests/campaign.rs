@@ -373,3 +373,69 @@ fn input_sets_are_reproducible_and_differ_from_the_first() {
     }
     assert!(differ > 8, "only {differ} of 16 programs got new inputs");
 }
+
+/// A finding stored by a campaign says where it was found: `meta.environment` holds this host's
+/// CPU model and vector features and the jaxlib version (computed once per campaign), and the
+/// report has the same `environment`. `xla_cpu_enable_fast_min_max=true` on NaN-heavy binary
+/// arithmetic makes findings certain.
+#[test]
+fn a_campaigns_findings_record_their_environment() {
+    if skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut generator = generators::Config {
+        special_value_percent: 60,
+        element_types: vec![PrimitiveType::F32],
+        arithmetic_types: vec![PrimitiveType::F32],
+        control_flow: false,
+        ..generators::Config::default()
+    };
+    for (family, w) in generator.op_weights.iter_mut() {
+        *w = if *family == generators::config::OpFamily::Binary {
+            10
+        } else {
+            0
+        };
+    }
+    let cfg = CampaignConfig {
+        seed: 7,
+        jobs: 1,
+        pack: 8,
+        input_sets: 2,
+        out: dir.path().to_path_buf(),
+        xla_options: vec![("xla_cpu_enable_fast_min_max".into(), "true".into())],
+        stop: Stop {
+            time: None,
+            iterations: Some(3),
+        },
+        generator,
+        voter: false,
+        minimize: None,
+        progress: false,
+        ..CampaignConfig::default()
+    };
+    let s = run_campaign(&cfg, None).expect("XLA must be available (or set HLO_DIFF_SKIP_XLA=1)");
+    let here = engine::environment::cpu();
+    assert_eq!(s.environment["cpu"]["model"], here.model.as_str());
+    let findings = Store::open(dir.path()).unwrap().findings().unwrap();
+    assert!(!findings.is_empty(), "no finding: {:?}", s.stats.verdicts);
+    for (d, f) in &findings {
+        let env = &f.meta["environment"];
+        assert_eq!(
+            env["cpu"]["features"],
+            serde_json::json!(here.features),
+            "{}",
+            d.display()
+        );
+        assert_eq!(env["cpu"]["model"], here.model.as_str());
+        assert!(env["jaxlib"].is_string(), "{env}");
+        assert_eq!(
+            env["xla_flags"]["options"],
+            serde_json::json!([["xla_cpu_enable_fast_min_max", "true"]])
+        );
+    }
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("report.json")).unwrap()).unwrap();
+    assert_eq!(report["environment"], s.environment);
+}

@@ -22,6 +22,8 @@
 //! new_buckets     how many buckets are NEW (neither the registry nor the history knows them)
 //! unbucketed      finding directories not minimized yet (counted as NEW by `hlo-diff fuzz`)
 //! minimize        {minimized, not_reproduced, failed, left, tests, elapsed_s} | null
+//! environment     where the campaign ran: {jax, jaxlib, python, cpu: {model, vendor, cores,
+//!                  features}, xla_flags, gpu, oracle_host, os} (`engine::environment`) | null
 //! ```
 
 mod html;
@@ -129,6 +131,7 @@ pub fn report_json(d: &ReportData) -> Value {
         "new_buckets": d.new_buckets(),
         "unbucketed": d.unbucketed,
         "minimize": s.minimize,
+        "environment": s.environment,
     })
 }
 

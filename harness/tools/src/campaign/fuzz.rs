@@ -35,6 +35,8 @@ struct FuzzGlobals {
     engines: Engines,
     store: Store,
     generator: generators::Config,
+    /// Where the fuzzer runs: every finding's `meta.environment`.
+    environment: serde_json::Value,
 }
 
 fn fuzz_globals() -> &'static FuzzGlobals {
@@ -50,10 +52,19 @@ fn fuzz_globals() -> &'static FuzzGlobals {
                 std::process::exit(3);
             }
         };
-        if let Err(e) = engines.check_available() {
-            eprintln!("hlo_diff: XLA is not available: {e}");
-            std::process::exit(3);
-        }
+        let xla_info = match engines.check_available() {
+            Ok(i) => i,
+            Err(e) => {
+                eprintln!("hlo_diff: XLA is not available: {e}");
+                std::process::exit(3);
+            }
+        };
+        let environment = engine::environment::Environment::capture(
+            &engine::worker::default_python(),
+            engine::environment::hello_of(&xla_info),
+            &[],
+        )
+        .to_json();
         let store = match Store::open(&out) {
             Ok(s) => s,
             Err(e) => {
@@ -68,6 +79,7 @@ fn fuzz_globals() -> &'static FuzzGlobals {
             engines,
             store,
             generator: generators::Config::default(),
+            environment,
         }
     })
 }
@@ -91,6 +103,7 @@ pub fn fuzz_one(data: &[u8]) -> Option<Finding> {
     });
     let tester = Tester {
         campaign_seed: seed,
+        environment: Some(g.environment.clone()),
         ..Tester::new(&g.engines, Some(&g.store), &[], campaign_timeouts())
     };
     let reports = tester.test_programs(

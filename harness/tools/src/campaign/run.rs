@@ -116,12 +116,22 @@ pub fn run_campaign(
     let xla_info = engines.check_available()?;
     engines.warm_up(cfg.jobs.max(1));
     store.save_state(&state)?;
+    // Where this campaign runs, once: every finding and the report carry it.
+    let environment = engine::environment::Environment::capture(
+        &cfg.python
+            .clone()
+            .unwrap_or_else(engine::worker::default_python),
+        engine::environment::hello_of(&xla_info),
+        &cfg.xla_options,
+    )
+    .to_json();
 
     let started = Instant::now();
     let tester = Tester {
         campaign_seed: cfg.seed,
         input_sets: cfg.input_sets.max(1),
         generator: cfg.generator.clone(),
+        environment: Some(environment.clone()),
         ..Tester::new(
             &engines,
             Some(&store),
@@ -133,6 +143,7 @@ pub fn run_campaign(
     phase.run();
     let (shared, elapsed) = phase.finish()?;
     let mut summary = summary_of(cfg, shared, elapsed, xla_info, resumed);
+    summary.environment = environment;
     let interrupted = stop_flag.is_some_and(|f| f.load(Ordering::SeqCst));
     if let (Some(m), false) = (&cfg.minimize, interrupted) {
         summary.minimize = Some(minimize_phase(cfg, &store, m, started)?);
@@ -447,6 +458,7 @@ fn summary_of(
         cases_per_s: sh.cases_this_run as f64 / elapsed.max(1e-9),
         timeline: sh.timeline,
         xla_info,
+        environment: serde_json::Value::Null,
         out: cfg.out.clone(),
         resumed,
         minimize: None,

@@ -147,6 +147,9 @@ pub struct Tester<'a> {
     pub input_sets: usize,
     /// Draws the input sets after the first.
     pub generator: generators::Config,
+    /// Where the campaign runs (`engine::environment::Environment`'s JSON, computed once per
+    /// campaign): every stored finding's `meta.environment`.
+    pub environment: Option<serde_json::Value>,
 }
 
 impl<'a> Tester<'a> {
@@ -168,6 +171,7 @@ impl<'a> Tester<'a> {
             campaign_seed: 0,
             input_sets: 1,
             generator: generators::Config::default(),
+            environment: None,
         }
     }
 
@@ -674,6 +678,9 @@ impl<'a> Tester<'a> {
         if let Some(m) = meta.as_object_mut() {
             m.insert("campaign_seed".into(), json!(self.campaign_seed));
             m.insert("xla_options".into(), json!(self.opts.env_option_overrides));
+            if let Some(env) = &self.environment {
+                m.insert("environment".into(), env.clone());
+            }
         }
         let nf = NewFinding {
             signature: Signature::of(verdict, module),
