@@ -74,10 +74,18 @@ pub fn map(ctx: &mut Ctx, i: &Instruction, ops: &[&Value]) -> Result<Value> {
     }
     let n: usize = dims.iter().product();
     ctx.step(n as u64)?;
-    if let (Some(op), 2) = (crate::reduce::simple_binop(ctx.module, c), arrays.len()) {
+    if let (Some((op, swapped)), 2) = (crate::reduce::simple_binop(ctx.module, c), arrays.len()) {
         if arrays[0].ty == ty && arrays[1].ty == ty {
-            return Ok(Value::array(crate::elementwise::binary(
-                op, arrays[0], arrays[1], ty,
+            // The op's operands in the computation's order (complex multiply is not symmetric
+            // in its roundings).
+            let (x, y) = if swapped {
+                (arrays[1], arrays[0])
+            } else {
+                (arrays[0], arrays[1])
+            };
+            let mul = ctx.variant().complex_mul;
+            return Ok(Value::array(crate::elementwise::binary_with(
+                op, x, y, ty, mul,
             )?));
         }
     }

@@ -184,6 +184,43 @@ macro_rules! xla_complex_fns {
                 )
             }
 
+            /// [`mul`] with the imaginary part fusing the other partial product,
+            /// `fma(a.re, b.im, a.im * b.re)` (XLA CPU's scatter with a `multiply(a, b)`
+            /// combiner).
+            pub fn mul_fused_other_im(a: C, b: C) -> C {
+                c(
+                    a.re.mul_add(b.re, -(a.im * b.im)),
+                    a.re.mul_add(b.im, a.im * b.re),
+                )
+            }
+
+            /// [`mul`] with an unfused imaginary part, `a.im * b.re + a.re * b.im` (its two
+            /// products are one when squaring, and a product used twice is not fused).
+            pub fn mul_unfused_im(a: C, b: C) -> C {
+                c(
+                    a.re.mul_add(b.re, -(a.im * b.im)),
+                    a.im * b.re + a.re * b.im,
+                )
+            }
+
+            /// The product with every partial product rounded and nothing fused (every product
+            /// is used twice when both parts of an operand are one value, as `complex(p, p)`;
+            /// the StableHLO reference interpreter always).
+            pub fn mul_unfused(a: C, b: C) -> C {
+                c(a.re * b.re - a.im * b.im, a.im * b.re + a.re * b.im)
+            }
+
+            /// The product in the contraction `form` (see [`crate::variant::ComplexMul`]).
+            pub fn mul_in(form: crate::variant::ComplexMul) -> fn(C, C) -> C {
+                use crate::variant::ComplexMul as M;
+                match form {
+                    M::Fused => mul,
+                    M::FusedOtherIm => mul_fused_other_im,
+                    M::UnfusedIm => mul_unfused_im,
+                    M::Unfused => mul_unfused,
+                }
+            }
+
             /// Smith's division with XLA's fix-ups when the quotient is (NaN, NaN): zero denominator,
             /// infinite numerator over a finite denominator, finite numerator over an infinite one.
             pub fn div(a: C, b: C) -> C {
@@ -466,6 +503,23 @@ fn c64_fn(op: Opcode) -> Option<fn(Complex32) -> Complex32> {
         O::Sign => X::sign,
         _ => return None,
     })
+}
+
+/// The c64 function of a complex binary op, computed in single precision as XLA CPU does (add and
+/// subtract round once either way; multiply, divide, atan2 and power follow XLA's formulas in
+/// f32, so partial products overflow where XLA's do).
+/// `mul` is the contraction of multiply's partial products into fused multiply-adds.
+pub fn c64_binop_single(
+    op: Opcode,
+    mul: crate::variant::ComplexMul,
+) -> Option<fn(Complex32, Complex32) -> Complex32> {
+    use Opcode as O;
+    match op {
+        O::Add => Some(|x, y| x + y),
+        O::Subtract => Some(|x, y| x - y),
+        O::Multiply => Some(xla_complex32::mul_in(mul)),
+        _ => c64_binop(op),
+    }
 }
 
 /// The c64 variant of the binary ops with XLA's formulas, computed in f32.
@@ -823,13 +877,17 @@ pub fn float_binop(op: Opcode) -> Option<fn(f64, f64) -> f64> {
     })
 }
 
-/// The function of a complex binary op.
-pub fn complex_binop(op: Opcode) -> Option<fn(Complex64, Complex64) -> Complex64> {
+/// The function of a complex binary op on Complex64 (c128; c64 is computed in single precision,
+/// [`c64_binop_single`]); `mul` is the contraction of multiply's partial products.
+pub fn complex_binop(
+    op: Opcode,
+    mul: crate::variant::ComplexMul,
+) -> Option<fn(Complex64, Complex64) -> Complex64> {
     use Opcode as O;
     Some(match op {
         O::Add => |x, y| x + y,
         O::Subtract => |x, y| x - y,
-        O::Multiply => xla_complex::mul,
+        O::Multiply => xla_complex::mul_in(mul),
         O::Divide => xla_complex::div,
         O::Atan2 => xla_complex::atan2,
         O::Power => xla_complex::pow,
@@ -850,6 +908,17 @@ pub fn pred_binop(op: Opcode) -> Option<fn(bool, bool) -> bool> {
 
 /// A binary elementwise op.
 pub fn binary(op: Opcode, a: &Array, b: &Array, out_ty: PrimitiveType) -> Result<Array> {
+    binary_with(op, a, b, out_ty, crate::variant::ComplexMul::Fused)
+}
+
+/// [`binary`], with complex multiply's partial products contracted as `mul` says.
+pub fn binary_with(
+    op: Opcode,
+    a: &Array,
+    b: &Array,
+    out_ty: PrimitiveType,
+    mul: crate::variant::ComplexMul,
+) -> Result<Array> {
     use Opcode as O;
     same_len(a, b)?;
     if a.ty != b.ty {
@@ -913,9 +982,9 @@ pub fn binary(op: Opcode, a: &Array, b: &Array, out_ty: PrimitiveType) -> Result
             crate::map_float_buf2!(&a.buf, &b.buf, x, y => float_bin(x, y, f), return Err(type_err(op, ty)))
         }
         TypeClass::Complex => {
-            let f = complex_binop(op).ok_or_else(|| type_err(op, ty))?;
+            let f = complex_binop(op, mul).ok_or_else(|| type_err(op, ty))?;
             match (&a.buf, &b.buf) {
-                (Buffer::C64(x), Buffer::C64(y)) => match c64_binop(op) {
+                (Buffer::C64(x), Buffer::C64(y)) => match c64_binop_single(op, mul) {
                     Some(g) => Buffer::C64(map2(x, y, g)),
                     None => Buffer::C64(cplx_bin(x, y, f)),
                 },

@@ -396,7 +396,13 @@ impl<'m> Ctx<'m> {
                 let (ty, _) = out_dims(i)?;
                 let r =
                     elementwise_op(&self.opts.variant, i.opcode, &[a(0)?, a(1)?], ty, |x, t| {
-                        elementwise::binary(i.opcode, x[0], x[1], t)
+                        elementwise::binary_with(
+                            i.opcode,
+                            x[0],
+                            x[1],
+                            t,
+                            self.opts.variant.complex_mul,
+                        )
                     })?;
                 let r = f8_nan_bits(i.opcode, &[a(0)?, a(1)?], r, self.opts.host())?;
                 let args = [&**a(0)?, &**a(1)?];

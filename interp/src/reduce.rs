@@ -4,18 +4,21 @@
 //! maximum, ...) runs as a typed loop; any other computation is called per element, in XLA's
 //! order (row-major over the reduced/window/update indices).
 
-use crate::elementwise::{complex_binop, float_binop, int_binary_fn, pred_binop};
+use crate::elementwise::{c64_binop_single, complex_binop, float_binop, int_binary_fn, pred_binop};
 use crate::eval::{arr, out_dims, Ctx};
 use crate::shape_ops::start_vector;
-use crate::value::{
-    for_each_index, product, strides, Array, Buffer, ComplexElem, FloatElem, IntElem, Value,
-};
+use crate::value::{for_each_index, product, strides, Array, Buffer, FloatElem, IntElem, Value};
+use crate::variant::ComplexMul;
 use crate::{attrs, invalid, Result};
 use hlo::{CompId, Instruction, Module, Opcode, PrimitiveType, Shape, TypeClass};
 use rayon::prelude::*;
 
-/// If computation `c` is `op(parameter(0), parameter(1))` on scalars, the op.
-pub fn simple_binop(module: &Module, c: CompId) -> Option<Opcode> {
+/// If computation `c` is `op(parameter(0), parameter(1))` on scalars, the op, and whether its
+/// operands are the other way round (`op(parameter(1), parameter(0))`). The order matters where
+/// the op does not round the same both ways round: complex multiply fuses one partial product
+/// of its imaginary part, the one its first operand's imaginary part makes
+/// ([`crate::variant::ComplexMul`]).
+pub fn simple_binop(module: &Module, c: CompId) -> Option<(Opcode, bool)> {
     let comp = module.computations.get(c)?;
     let root = comp.instructions.get(comp.root)?;
     use Opcode as O;
@@ -38,7 +41,8 @@ pub fn simple_binop(module: &Module, c: CompId) -> Option<Opcode> {
         })
     };
     match (p(0), p(1)) {
-        (Some(0), Some(1)) | (Some(1), Some(0)) => Some(root.opcode),
+        (Some(0), Some(1)) => Some((root.opcode, false)),
+        (Some(1), Some(0)) => Some((root.opcode, true)),
         _ => None,
     }
 }
@@ -109,17 +113,26 @@ fn fold_int<T: IntElem>(
         .collect()
 }
 
-fn fold_complex<T: ComplexElem>(
+/// Folds complex values with `f(accumulator, element)`, or `f(element, accumulator)` when
+/// `swapped` (the reducer is `op(parameter(1), parameter(0))`), in the element type's own
+/// precision: c64 in single precision, as XLA CPU computes it (a partial product that overflows
+/// f32 makes a part inf or NaN where the exact product is finite).
+fn fold_complex<T: Copy>(
     data: &[T],
     init: T,
     groups: &Groups,
-    f: fn(num_complex::Complex64, num_complex::Complex64) -> num_complex::Complex64,
+    f: fn(T, T) -> T,
+    swapped: bool,
 ) -> Vec<T> {
     (0..groups.len())
         .map(|g| {
             let mut acc = init;
             for &p in groups.group(g) {
-                acc = T::from_c(f(acc.to_c(), data[p].to_c()));
+                acc = if swapped {
+                    f(data[p], acc)
+                } else {
+                    f(acc, data[p])
+                };
             }
             acc
         })
@@ -127,8 +140,12 @@ fn fold_complex<T: ComplexElem>(
 }
 
 /// The typed-loop fold for a recognized binary op; `None` when the op does not apply to the type.
+/// `swapped`: the reducer is `op(parameter(1), parameter(0))` (see [`simple_binop`]); `mul`:
+/// complex multiply's contraction (the variant's).
 fn fold_fast(
     op: Opcode,
+    swapped: bool,
+    mul: ComplexMul,
     ty: PrimitiveType,
     data: &Buffer,
     init: &Buffer,
@@ -158,18 +175,17 @@ fn fold_fast(
                 _ => None,
             }
         }
-        TypeClass::Complex => {
-            let f = complex_binop(op)?;
-            match (data, init) {
-                (Buffer::C64(d), Buffer::C64(i0)) => {
-                    Some(Buffer::C64(fold_complex(d, i0[0], groups, f)))
-                }
-                (Buffer::C128(d), Buffer::C128(i0)) => {
-                    Some(Buffer::C128(fold_complex(d, i0[0], groups, f)))
-                }
-                _ => None,
+        TypeClass::Complex => match (data, init) {
+            (Buffer::C64(d), Buffer::C64(i0)) => {
+                let f = c64_binop_single(op, mul)?;
+                Some(Buffer::C64(fold_complex(d, i0[0], groups, f, swapped)))
             }
-        }
+            (Buffer::C128(d), Buffer::C128(i0)) => {
+                let f = complex_binop(op, mul)?;
+                Some(Buffer::C128(fold_complex(d, i0[0], groups, f, swapped)))
+            }
+            _ => None,
+        },
         TypeClass::Other => None,
     }
 }
@@ -181,7 +197,7 @@ fn fast_ok(op: Opcode, ty: PrimitiveType) -> bool {
             int_binary_fn(op, ty.bit_width(), ty.is_signed_integer()).is_some()
         }
         TypeClass::Pred => pred_binop(op).is_some(),
-        TypeClass::Complex => complex_binop(op).is_some(),
+        TypeClass::Complex => complex_binop(op, ComplexMul::Fused).is_some(),
         TypeClass::Other => false,
     }
 }
@@ -313,10 +329,11 @@ fn fold(
     groups: &Groups,
 ) -> Result<Vec<Array>> {
     if inputs.len() == 1 {
-        if let Some(op) = simple_binop(ctx.module, c) {
+        if let Some((op, swapped)) = simple_binop(ctx.module, c) {
             let (a, i0) = (inputs[0], inits[0]);
             if a.ty == i0.ty && i0.len() == 1 {
-                if let Some(buf) = fold_fast(op, a.ty, &a.buf, &i0.buf, groups) {
+                let mul = ctx.variant().complex_mul;
+                if let Some(buf) = fold_fast(op, swapped, mul, a.ty, &a.buf, &i0.buf, groups) {
                     ctx.step(groups.positions.len() as u64 / 8)?;
                     return Ok(vec![Array::new(a.ty, vec![groups.len()], buf)]);
                 }
@@ -524,9 +541,12 @@ pub fn select_and_scatter(ctx: &mut Ctx, i: &Instruction, ops: &[&Value]) -> Res
         // out[selected] = scatter(out[selected], source[g])
         let cur = Array::new(out.ty, vec![], out.buf.take(&[selected]));
         let s = Array::new(src.ty, vec![], src.buf.take(&[g]));
-        let r = match scatter_op.and_then(|op| {
+        let mul = ctx.variant().complex_mul;
+        let r = match scatter_op.and_then(|(op, swapped)| {
             fold_fast(
                 op,
+                swapped,
+                mul,
                 src.ty,
                 &s.buf,
                 &cur.buf,
@@ -657,15 +677,16 @@ pub fn scatter(ctx: &mut Ctx, i: &Instruction, ops: &[&Value]) -> Result<Value> 
             let vals = updates[0].buf.take(&srcs);
             outs[0].buf.scatter_from(&dst, &vals);
         }
-        Some(Some(op)) if fast_ok(op, updates[0].ty) => {
+        Some(Some((op, swapped))) if fast_ok(op, updates[0].ty) => {
             let one = Groups {
                 positions: vec![0],
                 offsets: vec![0, 1],
             };
+            let mul = ctx.variant().complex_mul;
             for &(p, l) in &targets {
                 let cur = outs[0].buf.take(&[p]);
                 let upd = updates[0].buf.take(&[l]);
-                let r = fold_fast(op, updates[0].ty, &upd, &cur, &one)
+                let r = fold_fast(op, swapped, mul, updates[0].ty, &upd, &cur, &one)
                     .ok_or_else(|| invalid("scatter combiner does not apply"))?;
                 outs[0].buf.set_from(p, &r, 0);
             }

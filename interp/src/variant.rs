@@ -35,6 +35,12 @@
 //!   into a convolution's lhs (StableHLO's definition: pad, then dot; XLA's lowerings through
 //!   `pad` do the same), while XLA's convolution kernels skip them. Only an inf or NaN kernel
 //!   value over padding tells them apart (0 * NaN is NaN); the variant skips them.
+//! - **Contraction of complex products**: XLA CPU multiplies complex values in the component
+//!   type, with LLVM fusing some partial products into multiply-adds: which ones depends on
+//!   the code around the multiply (a product used twice is never fused). Where a partial
+//!   product overflows, that decides whether a part is finite, inf or NaN. The default is the
+//!   form measured on elementwise multiplies and reducers; the variant picks another
+//!   ([`ComplexMul`]).
 //! - **Narrowing to f16**: `convert` from f64 (a c128's real part, an integer) to f16 rounds
 //!   once on a host with AVX512-FP16 and through f32 (twice) on one without; the default
 //!   follows the host the oracle runs on ([`crate::host`]), the variant picks either.
@@ -78,6 +84,42 @@ pub struct Variant {
     /// How `convert` narrows f64, c128 and integer values to f16 (`None`: as XLA CPU does on
     /// the host, [`crate::host::HostCpu::narrowing`]).
     pub narrowing: Option<Narrowing>,
+    /// Which partial products of complex `multiply` (elementwise, in reducers, combiners and
+    /// mapped computations) are fused into multiply-adds.
+    pub complex_mul: ComplexMul,
+}
+
+/// Which partial products of a complex product `a * b` are fused into multiply-adds (one
+/// rounding for a product and a sum). XLA CPU emits the product as
+/// `(a.re b.re - a.im b.im, a.im b.re + a.re b.im)` and LLVM contracts it as it finds it: a
+/// product used twice is not fused (`complex(p, p)` makes every product used twice, squaring
+/// the two of the imaginary part one), and which product of the imaginary part's sum it fuses
+/// depends on the code around it. The parts are computed in the component type (f32 for c64),
+/// so where a partial product overflows, the form decides whether a part is finite, infinite
+/// or NaN.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ComplexMul {
+    /// `fma(a.re, b.re, -(a.im b.im))`, `fma(a.im, b.re, a.re b.im)`: XLA CPU's elementwise
+    /// multiply and its reducers (`multiply(p0, p1)` as `p0 * p1`), measured; the default.
+    #[default]
+    Fused,
+    /// The imaginary part fuses the other product, `fma(a.re, b.im, a.im b.re)` (XLA CPU's
+    /// scatter with a `multiply(operand, update)` combiner).
+    FusedOtherIm,
+    /// The imaginary part unfused (rounded products, rounded sum).
+    UnfusedIm,
+    /// Nothing fused: every product and both sums rounded (the StableHLO reference; XLA CPU on
+    /// `complex(p, p)` operands).
+    Unfused,
+}
+
+impl ComplexMul {
+    /// The forms other than the default, in the order a harness tries them.
+    pub const OTHERS: [ComplexMul; 3] = [
+        ComplexMul::Unfused,
+        ComplexMul::FusedOtherIm,
+        ComplexMul::UnfusedIm,
+    ];
 }
 
 /// How `convert` narrows f64 (a c128's real part, an integer) to f16 (see

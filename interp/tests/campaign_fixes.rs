@@ -6,6 +6,7 @@
 mod common;
 use common::*;
 use hlo::{Literal, PrimitiveType, Scalar};
+use interp::variant::{ComplexMul, Variant};
 
 const INF: f64 = f64::INFINITY;
 const NAN: f64 = f64::NAN;
@@ -875,4 +876,251 @@ fn reduce_precision_of_five_exponent_bit_f8_subnormals_rounds_in_f16() {
         }
     }
     check(cases);
+}
+
+/// The product reduction of the campaign finding (labelled oracle): the oracle's typed fold of a
+/// `multiply` reducer multiplied c64 in f64 and rounded once, while XLA CPU (and the StableHLO
+/// reference) multiply c64 in single precision, so the product was (0, -inf) here and
+/// (NaN, -inf) there, and `compare(r, r), direction=EQ` true here and false there.
+const C64_PRODUCT: &str = "HloModule cprod\n\n%mul (a: c64[], b: c64[]) -> c64[] {\n  %a = c64[] parameter(0)\n  %b = c64[] parameter(1)\n  ROOT %m = c64[] multiply(%a, %b)\n}\n\nENTRY %main (p: f32[6]) -> (c64[], pred[]) {\n  %p = f32[6] parameter(0)\n  %c = c64[6] complex(%p, %p)\n  %z = c64[] constant((1, 0))\n  %r = c64[] reduce(%c, %z), dimensions={0}, to_apply=%mul\n  %e = pred[] compare(%r, %r), direction=EQ\n  ROOT %t = (c64[], pred[]) tuple(%r, %e)\n}\n";
+
+/// Pseudo-random complex values whose partial products (of two of them) come near f32's
+/// overflow: parts of magnitude 10^17.5 .. 10^20.5, and every fourth pair a part near 1e38
+/// times parts near 1.
+fn overflowing_c64_pairs(n: usize) -> (Vec<(f64, f64)>, Vec<(f64, f64)>) {
+    let mut s = 0x2545_f491_4f6c_dd1du64;
+    let mut u = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        (s >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let sign = |u: &mut dyn FnMut() -> f64| if u() < 0.5 { -1.0 } else { 1.0 };
+    let (mut x, mut y) = (Vec::new(), Vec::new());
+    for k in 0..n {
+        let mut part = |lo: f64, hi: f64, log: bool| {
+            let m = lo + (hi - lo) * u();
+            let v = if log { 10f64.powf(m) } else { m };
+            (sign(&mut u) * v) as f32 as f64
+        };
+        if k % 4 == 0 {
+            x.push((part(0.5e38, 3.4e38, false), part(0.5e38, 3.4e38, false)));
+            y.push((part(0.3, 3.0, false), part(0.3, 3.0, false)));
+        } else {
+            x.push((part(17.5, 20.5, true), part(17.5, 20.5, true)));
+            y.push((part(17.5, 20.5, true), part(17.5, 20.5, true)));
+        }
+    }
+    (x, y)
+}
+
+/// Runs every case on the oracle under each of `variants` and on XLA CPU: every element XLA
+/// returns must be the oracle's, bit for bit (NaN equals NaN), under one of them.
+fn check_forms(cases: Vec<(String, String, Vec<Literal>)>, variants: &[Variant]) {
+    let ours: Vec<Vec<Literal>> = cases
+        .iter()
+        .map(|(what, text, args)| {
+            variants
+                .iter()
+                .map(|&variant| {
+                    let opts = interp::EvalOptions {
+                        variant,
+                        ..interp::EvalOptions::default()
+                    };
+                    interp::evaluate_with(&parse(text), args, &opts)
+                        .unwrap_or_else(|e| panic!("{what}: {e}"))
+                })
+                .collect()
+        })
+        .collect();
+    if skip_xla() {
+        return;
+    }
+    let jobs: Vec<(String, Vec<Literal>)> = cases
+        .iter()
+        .map(|(_, t, a)| (t.clone(), a.clone()))
+        .collect();
+    let same = |a: Scalar, b: Scalar| match (a, b) {
+        (Scalar::C(ar, ai), Scalar::C(br, bi)) => {
+            let eq = |x: f64, y: f64| x == y || x.is_nan() && y.is_nan();
+            eq(ar, br) && eq(ai, bi)
+        }
+        (a, b) => a == b,
+    };
+    let mut failures = Vec::new();
+    for (((what, _, _), o), x) in cases.iter().zip(&ours).zip(&run_xla(&jobs)) {
+        let x = x
+            .as_ref()
+            .unwrap_or_else(|e| panic!("{what}: XLA failed: {e}"));
+        for (k, xl) in x.iter().enumerate() {
+            for i in 0..xl.len() {
+                let theirs = xl.get(i);
+                let mine: Vec<Scalar> = o.iter().map(|l| l.leaves()[k].get(i)).collect();
+                if !mine.iter().any(|&m| same(m, theirs)) {
+                    failures.push(format!(
+                        "{what}, leaf {k}, element {i}: XLA {theirs:?}, the oracle {mine:?} under {variants:?}"
+                    ));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+fn form(complex_mul: ComplexMul) -> Variant {
+    Variant {
+        complex_mul,
+        ..Variant::default()
+    }
+}
+
+fn reducer(body: &str) -> String {
+    format!("%f (a: c64[], b: c64[]) -> c64[] {{\n  %a = c64[] parameter(0)\n  %b = c64[] parameter(1)\n  {body}\n}}\n\n")
+}
+
+/// c64 multiply in single precision wherever a reducer, a combiner or a mapped computation
+/// multiplies, in a fused form (`ComplexMul`), measured on XLA CPU bit for bit: reduce and
+/// reduce-window through the oracle's typed fold, a reducer that is not a single op (evaluated
+/// per element), `map` and the elementwise op agree with the default form. Where XLA CPU's
+/// choice of the imaginary part's fused product depends on the code around the multiply
+/// (`multiply(b, a)` reducers: the operand order on rows built inside the module, the other
+/// product on a parameter; scatter: the other product for a `multiply(a, b)` combiner), each
+/// element is the oracle's under the default form or `FusedOtherIm`. (Rows of up to 17
+/// elements are folded in order on XLA CPU; longer ones are not.)
+#[test]
+fn c64_multiply_in_reducers_overflows_in_single_precision() {
+    let n = 200;
+    let (x, y) = overflowing_c64_pairs(n);
+    let rows: Vec<Scalar> = x
+        .iter()
+        .zip(&y)
+        .flat_map(|(&a, &b)| [Scalar::C(a.0, a.1), Scalar::C(b.0, b.1)])
+        .collect();
+    // Rows [x_k, y_k]: each row's product is 1 * x_k * y_k.
+    let rows_lit = lit(PrimitiveType::C64, &[n as i64, 2], &rows);
+    let (xl, yl) = (cplx(PrimitiveType::C64, &x), cplx(PrimitiveType::C64, &y));
+    let mul_ab = reducer("ROOT %m = c64[] multiply(%a, %b)");
+    let mul_ba = reducer("ROOT %m = c64[] multiply(%b, %a)");
+    // Not a single op: the reducer is evaluated per element.
+    let mul_neg = reducer(
+        "%m = c64[] multiply(%a, %b)\n  %n = c64[] negate(%m)\n  ROOT %r = c64[] negate(%n)",
+    );
+    let reduce = |comp: &str| {
+        format!("HloModule m\n\n{comp}ENTRY %main (p: c64[{n},2]) -> c64[{n}] {{\n  %p = c64[{n},2] parameter(0)\n  %one = c64[] constant((1, 0))\n  ROOT %r = c64[{n}] reduce(%p, %one), dimensions={{1}}, to_apply=%f\n}}\n")
+    };
+    let window = |comp: &str| {
+        format!("HloModule m\n\n{comp}ENTRY %main (p: c64[{n},2]) -> c64[{n},1] {{\n  %p = c64[{n},2] parameter(0)\n  %one = c64[] constant((1, 0))\n  ROOT %r = c64[{n},1] reduce-window(%p, %one), window={{size=1x2}}, to_apply=%f\n}}\n")
+    };
+    let map = |comp: &str| {
+        format!("HloModule m\n\n{comp}ENTRY %main (a: c64[{n}], b: c64[{n}]) -> c64[{n}] {{\n  %a = c64[{n}] parameter(0)\n  %b = c64[{n}] parameter(1)\n  ROOT %r = c64[{n}] map(%a, %b), dimensions={{0}}, to_apply=%f\n}}\n")
+    };
+    let scatter = |comp: &str| {
+        format!("HloModule m\n\n{comp}ENTRY %main (a: c64[{n}], b: c64[{n}]) -> c64[{n}] {{\n  %a = c64[{n}] parameter(0)\n  %b = c64[{n}] parameter(1)\n  %u = c64[{n},1] reshape(%b)\n  %i = s32[{n},1] iota(), iota_dimension=0\n  ROOT %r = c64[{n}] scatter(%a, %i, %u), update_window_dims={{1}}, inserted_window_dims={{}}, scatter_dims_to_operand_dims={{0}}, index_vector_dim=1, to_apply=%f\n}}\n")
+    };
+    let xy = vec![xl.clone(), yl.clone()];
+    let cases = vec![
+        (
+            "reduce, multiply(a, b)".to_string(),
+            reduce(&mul_ab),
+            vec![rows_lit.clone()],
+        ),
+        (
+            "reduce, negate(negate(multiply(a, b)))".into(),
+            reduce(&mul_neg),
+            vec![rows_lit.clone()],
+        ),
+        (
+            "reduce-window, multiply(a, b)".into(),
+            window(&mul_ab),
+            vec![rows_lit.clone()],
+        ),
+        ("map, multiply(a, b)".into(), map(&mul_ab), xy.clone()),
+        ("map, multiply(b, a)".into(), map(&mul_ba), xy.clone()),
+        (
+            "elementwise x * y".into(),
+            binary_module("multiply", "c64", n),
+            xy.clone(),
+        ),
+        (
+            "elementwise y * x".into(),
+            binary_module("multiply", "c64", n),
+            vec![yl.clone(), xl.clone()],
+        ),
+        (
+            "scatter, multiply(b, a)".into(),
+            scatter(&mul_ba),
+            xy.clone(),
+        ),
+    ];
+    check_forms(cases, &[Variant::default()]);
+    let cases = vec![
+        (
+            "reduce, multiply(b, a)".to_string(),
+            reduce(&mul_ba),
+            vec![rows_lit.clone()],
+        ),
+        (
+            "reduce-window, multiply(b, a)".into(),
+            window(&mul_ba),
+            vec![rows_lit],
+        ),
+        ("scatter, multiply(a, b)".into(), scatter(&mul_ab), xy),
+    ];
+    check_forms(cases, &[Variant::default(), form(ComplexMul::FusedOtherIm)]);
+}
+
+/// The campaign finding: a product reduction of `complex(p, p)` values. Every partial product is
+/// then used twice (a.re b.re is a.im b.re), so XLA CPU fuses none of them: its product is
+/// (NaN, -inf), as the StableHLO reference's, where the fused form gives (inf, -inf) and the
+/// f64 product the oracle computed before, (0, -inf); `compare(r, r), direction=EQ` is false
+/// on XLA. The oracle agrees under `ComplexMul::Unfused`, as it does on a squared value
+/// (`multiply(z, z)`: the imaginary part's two products are one) under `UnfusedIm`.
+#[test]
+fn c64_product_with_shared_partial_products_is_unfused() {
+    let p = [
+        -0.800665f32,
+        -28.883596,
+        0.24731578,
+        -29.020575,
+        8.138762,
+        -3.4028235e38,
+    ];
+    let input = vec![f32s(&[6], &p)];
+    let at = |v: Variant| {
+        let opts = interp::EvalOptions {
+            variant: v,
+            ..interp::EvalOptions::default()
+        };
+        let out = interp::evaluate_with(&parse(C64_PRODUCT), &input, &opts).unwrap();
+        let leaves = out.leaves();
+        match (leaves[0].get(0), leaves[1].get(0)) {
+            (Scalar::C(re, im), Scalar::Pred(eq)) => (re, im, eq),
+            v => panic!("{v:?}"),
+        }
+    };
+    let (re, im, eq) = at(Variant::default());
+    assert!(re == INF && im == -INF && eq, "default: ({re}, {im}) {eq}");
+    let (re, im, eq) = at(form(ComplexMul::Unfused));
+    assert!(
+        re.is_nan() && im == -INF && !eq,
+        "unfused: ({re}, {im}) {eq}"
+    );
+    check_forms(
+        vec![(
+            "the campaign's product reduction of complex(p, p)".into(),
+            C64_PRODUCT.to_string(),
+            input,
+        )],
+        &[form(ComplexMul::Unfused)],
+    );
+    let n = 200;
+    let (x, _) = overflowing_c64_pairs(n);
+    check_forms(
+        vec![(
+            "c64 multiply(x, x)".into(),
+            format!("HloModule m\n\nENTRY %main (a: c64[{n}]) -> c64[{n}] {{\n  %a = c64[{n}] parameter(0)\n  ROOT %r = c64[{n}] multiply(%a, %a)\n}}\n"),
+            vec![cplx(PrimitiveType::C64, &x)],
+        )],
+        &[form(ComplexMul::UnfusedIm)],
+    );
 }

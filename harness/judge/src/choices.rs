@@ -15,8 +15,8 @@ use hlo::{Literal, Module};
 /// 2. implementation choices (`interp::variant`): denormals flushed anywhere (the CPU mode XLA
 ///    CPU runs in), the sign of NaNs operations produce, the last ulps of approximated
 ///    functions (through comparisons, bitcasts and roundings that turn them into different
-///    integers), and the accumulation precision of dots and convolutions (partial sums that
-///    overflow). The oracle evaluates again under each choice, and every element XLA returned
+///    integers), the accumulation precision of dots and convolutions (partial sums that
+///    overflow), and which partial products of complex multiplies are fused. The oracle evaluates again under each choice, and every element XLA returned
 ///    must equal the oracle's element under one of them; vote `implementation-choice`.
 /// 3. select-and-scatter keeping the first or the last of tied elements (`select_ties`): one
 ///    rule must explain every output; vote `implementation-choice`.
@@ -116,14 +116,15 @@ fn approximated_ops(module: &Module) -> Vec<hlo::Opcode> {
 /// The implementation choices the element-wise explanation tries on `module`, in order (the
 /// default evaluation excluded: it is already a candidate): NaN signs and flushed denormals;
 /// with dots or convolutions, narrow accumulation and skipped convolution padding; with
-/// conversions to f16, both ways of narrowing; with `approximated` ops (see
+/// conversions to f16, both ways of narrowing; with complex multiplies, the other contractions
+/// of their partial products into multiply-adds; with `approximated` ops (see
 /// [`approximated_ops`]), c64 functions in double precision and ulp nudges, all together and
 /// then each op alone.
 fn candidate_variants(
     module: &Module,
     approximated: &[hlo::Opcode],
 ) -> Vec<interp::variant::Variant> {
-    use interp::variant::{Accumulation, Narrowing, Variant};
+    use interp::variant::{Accumulation, ComplexMul, Narrowing, Variant};
     let mut variants = Vec::new();
     for flush_denormals in [false, true] {
         for nan_sign in [None, Some(true), Some(false)] {
@@ -148,6 +149,19 @@ fn candidate_variants(
             skip_conv_padding: true,
             ..Variant::default()
         });
+    }
+    // Complex multiply: which partial products LLVM fuses into multiply-adds depends on the
+    // code around it (a product used twice is not fused), and decides where an overflowing
+    // partial product makes a part inf or NaN.
+    if any_instruction(module, |i| {
+        i.opcode == hlo::Opcode::Multiply && i.shape.leaves().iter().any(|l| l.ty.is_complex())
+    }) {
+        for complex_mul in ComplexMul::OTHERS {
+            variants.push(Variant {
+                complex_mul,
+                ..Variant::default()
+            });
+        }
     }
     // Narrowing to f16 once or through f32: XLA CPU's choice depends on the host's vector
     // features (AVX512-FP16), so either is allowed.
@@ -237,7 +251,8 @@ impl Elementwise<'_> {
                 v.message = "explained by implementation choices XLA is free to make (the sign \
                              of NaNs operations produce, the last ulps of approximated \
                              functions, dot/convolution accumulation precision, convolution \
-                             padding, precision of c64 functions, \
+                             padding, precision of c64 functions, fused multiply-adds of \
+                             complex products, \
                              flush-to-zero): each \
                              differing element is the oracle's under one"
                     .into();

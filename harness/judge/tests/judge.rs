@@ -77,3 +77,77 @@ fn the_real_xla_cpu_outcome_of_the_saturated_module_is_a_match() {
     let v = judge_outcome(&m, &inputs, o);
     assert_eq!(v.kind, VerdictKind::Match, "{v:?}");
 }
+
+/// A campaign finding (labelled `oracle`): the product reduction of `complex(p, p)` values
+/// compared with itself. XLA CPU multiplies c64 in single precision and, every partial product
+/// being used twice, fuses none of them into multiply-adds: the product is (NaN, -inf) and
+/// `compare EQ` false. The oracle's default (fused) form gives (inf, -inf) and true; the other
+/// contraction of complex products (`ComplexMul::Unfused`) explains XLA's result.
+const C64_PRODUCT: &str = r#"HloModule cprod
+
+%mul (a: c64[], b: c64[]) -> c64[] {
+  %a = c64[] parameter(0)
+  %b = c64[] parameter(1)
+  ROOT %m = c64[] multiply(%a, %b)
+}
+
+ENTRY %main (p: f32[6]) -> pred[] {
+  %p = f32[6] parameter(0)
+  %c = c64[6] complex(%p, %p)
+  %z = c64[] constant((1, 0))
+  %r = c64[] reduce(%c, %z), dimensions={0}, to_apply=%mul
+  ROOT %e = pred[] compare(%r, %r), direction=EQ
+}
+"#;
+
+fn c64_product_inputs() -> Vec<Literal> {
+    let p: [f32; 6] = [
+        -0.800665,
+        -28.883596,
+        0.24731578,
+        -29.020575,
+        8.138762,
+        -3.4028235e38,
+    ];
+    let bytes = p.iter().flat_map(|v| v.to_le_bytes()).collect();
+    vec![Literal::Array(
+        ArrayLiteral::from_bytes(PrimitiveType::F32, vec![6], bytes).unwrap(),
+    )]
+}
+
+fn pred_scalar(v: bool) -> Literal {
+    Literal::Array(ArrayLiteral::from_bytes(PrimitiveType::Pred, vec![], vec![v as u8]).unwrap())
+}
+
+/// XLA CPU's outcome (`false`), as measured, is a match explained by an implementation choice.
+#[test]
+fn a_c64_product_with_unfused_partial_products_is_an_explained_match() {
+    let m = hlo::parse::parse_module(C64_PRODUCT).unwrap();
+    let inputs = c64_product_inputs();
+    let xla = Outcome::Ok(RunResult {
+        outputs: vec![pred_scalar(false)],
+        result_shape: None,
+        timings: Default::default(),
+        optimized_hlo: None,
+        before_optimizations_hlo: None,
+        dump_dir: None,
+    });
+    let v = judge_outcome(&m, &inputs, xla);
+    assert_eq!(v.kind, VerdictKind::Match, "{v:?}");
+    assert!(v.explained.is_some(), "{v:?}");
+}
+
+/// The same module's real XLA CPU outcome is a match.
+#[test]
+fn the_real_xla_cpu_outcome_of_the_c64_product_is_a_match() {
+    if !test_support::need_xla() {
+        return;
+    }
+    let m = hlo::parse::parse_module(C64_PRODUCT).unwrap();
+    let inputs = c64_product_inputs();
+    let xla = WorkerBackend::xla_cpu(WorkerConfig::new(Platform::Cpu).with_workers(1));
+    let o = xla.run(C64_PRODUCT, &inputs, &RunOptions::default());
+    assert!(o.is_ok(), "{o}");
+    let v = judge_outcome(&m, &inputs, o);
+    assert_eq!(v.kind, VerdictKind::Match, "{v:?}");
+}
