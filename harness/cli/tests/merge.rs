@@ -122,7 +122,11 @@ fn two_merged_shards_equal_the_unsharded_campaign() {
     assert_eq!(buckets(&merged), buckets(&whole), "same buckets and counts");
     assert_eq!(v["totals"]["modules"], 8, "{v}");
     let new = v["new_buckets"].as_u64().unwrap();
-    assert_eq!(code, i32::from(new > 0), "exit 1 exactly when a bucket is NEW: {v}");
+    assert_eq!(
+        code,
+        i32::from(new > 0),
+        "exit 1 exactly when a bucket is NEW: {v}"
+    );
     // Merging again changes nothing: occurrences are united, never doubled.
     hlo_diff(&[
         "merge",
