@@ -1,35 +1,11 @@
 //! The libFuzzer entry (`cargo fuzz run hlo_diff`).
 
-#[allow(unused_imports)]
 use super::*;
-#[allow(unused_imports)]
-use engine::backend::{Backend, Outcome, RunOptions, RunResult, StageTimeouts};
-#[allow(unused_imports)]
 use engine::engines::Engines;
-#[allow(unused_imports)]
-use findings::store::{CampaignState, CampaignStats, NewFinding, Recorded, Signature, Store};
-#[allow(unused_imports)]
-use findings::timings::ModuleTimings;
-#[allow(unused_imports)]
-use hlo::{Literal, Module};
-#[allow(unused_imports)]
-use judge::classify::{Label, Verdict, VerdictKind, ORACLE};
-#[allow(unused_imports)]
-use judge::compare::Tolerance;
-#[allow(unused_imports)]
-use serde_json::json;
-#[allow(unused_imports)]
-use std::collections::BTreeMap;
-#[allow(unused_imports)]
-use std::io::IsTerminal;
-#[allow(unused_imports)]
-use std::path::{Path, PathBuf};
-#[allow(unused_imports)]
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-#[allow(unused_imports)]
-use std::sync::{Arc, Mutex, OnceLock};
-#[allow(unused_imports)]
-use std::time::{Duration, Instant};
+use findings::store::Store;
+use judge::classify::Verdict;
+use std::path::PathBuf;
+use std::sync::OnceLock;
 
 struct FuzzGlobals {
     engines: Engines,

@@ -1,35 +1,8 @@
 //! A module's reports folded into campaign statistics.
 
-#[allow(unused_imports)]
 use super::*;
-#[allow(unused_imports)]
-use engine::backend::{Backend, Outcome, RunOptions, RunResult, StageTimeouts};
-#[allow(unused_imports)]
-use engine::engines::Engines;
-#[allow(unused_imports)]
-use findings::store::{CampaignState, CampaignStats, NewFinding, Recorded, Signature, Store};
-#[allow(unused_imports)]
-use findings::timings::ModuleTimings;
-#[allow(unused_imports)]
-use hlo::{Literal, Module};
-#[allow(unused_imports)]
-use judge::classify::{Label, Verdict, VerdictKind, ORACLE};
-#[allow(unused_imports)]
-use judge::compare::Tolerance;
-#[allow(unused_imports)]
-use serde_json::json;
-#[allow(unused_imports)]
-use std::collections::BTreeMap;
-#[allow(unused_imports)]
-use std::io::IsTerminal;
-#[allow(unused_imports)]
-use std::path::{Path, PathBuf};
-#[allow(unused_imports)]
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-#[allow(unused_imports)]
-use std::sync::{Arc, Mutex, OnceLock};
-#[allow(unused_imports)]
-use std::time::{Duration, Instant};
+use findings::store::{CampaignStats, Recorded};
+use judge::classify::{Label, VerdictKind};
 
 fn bucket_ulps(u: u64) -> u32 {
     if u == 0 {

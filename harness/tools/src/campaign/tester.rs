@@ -1,36 +1,17 @@
 //! The per-module pipeline: pack, run on XLA and the oracle, judge, confirm, store.
 
-#[allow(unused_imports)]
 use super::*;
-#[allow(unused_imports)]
 use engine::backend::{Backend, Outcome, RunOptions, RunResult, StageTimeouts};
-#[allow(unused_imports)]
 use engine::engines::Engines;
-#[allow(unused_imports)]
-use findings::store::{CampaignState, CampaignStats, NewFinding, Recorded, Signature, Store};
-#[allow(unused_imports)]
+use findings::store::{NewFinding, Recorded, Signature, Store};
 use findings::timings::ModuleTimings;
-#[allow(unused_imports)]
 use hlo::{Literal, Module};
-#[allow(unused_imports)]
-use judge::classify::{Label, Verdict, VerdictKind, ORACLE};
-#[allow(unused_imports)]
+use judge::classify::{Label, Verdict, ORACLE};
 use judge::compare::Tolerance;
 use judge::{Judge, Policy, Trial};
-#[allow(unused_imports)]
 use serde_json::json;
-#[allow(unused_imports)]
-use std::collections::BTreeMap;
-#[allow(unused_imports)]
-use std::io::IsTerminal;
-#[allow(unused_imports)]
-use std::path::{Path, PathBuf};
-#[allow(unused_imports)]
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-#[allow(unused_imports)]
-use std::sync::{Arc, Mutex, OnceLock};
-#[allow(unused_imports)]
-use std::time::{Duration, Instant};
+use std::sync::Mutex;
+use std::time::Instant;
 
 /// What testing one program on one input set came to.
 #[derive(Clone, Debug)]
