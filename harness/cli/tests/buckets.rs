@@ -3,7 +3,9 @@
 //! (`xla_cpu_enable_fast_min_max=true` makes maximum/minimum drop NaNs), so every XLA produces
 //! it. Needs real XLA (`test_support::need_xla`).
 
-use hlo::PrimitiveType;
+#[path = "../../tools/tests/common/mod.rs"]
+mod common;
+
 use std::path::Path;
 use std::process::Command;
 
@@ -42,17 +44,8 @@ fn a_new_bucket_fails_the_campaign_and_a_known_one_does_not() {
     if !test_support::need_xla() {
         return;
     }
-    let gen = generators::Config {
-        op_weights: [(generators::OpFamily::Binary, 10)].into_iter().collect(),
-        element_types: vec![PrimitiveType::F32],
-        control_flow: false,
-        max_instructions: 6,
-        special_value_percent: 40,
-        ..generators::Config::default()
-    };
     let tmp = tempfile::tempdir().unwrap();
-    let gen_path = tmp.path().join("gen.json");
-    std::fs::write(&gen_path, serde_json::to_string(&gen).unwrap()).unwrap();
+    let gen_path = common::write_fast_min_max_gen_config(tmp.path());
 
     // With the project's registry, nothing claims fast min/max: NEW, exit 1.
     let (code, r) = campaign(&tmp.path().join("a"), &gen_path, &[]);
@@ -114,17 +107,8 @@ fn a_bucket_seen_by_an_earlier_night_is_not_new() {
     if !test_support::need_xla() {
         return;
     }
-    let gen = generators::Config {
-        op_weights: [(generators::OpFamily::Binary, 10)].into_iter().collect(),
-        element_types: vec![PrimitiveType::F32],
-        control_flow: false,
-        max_instructions: 6,
-        special_value_percent: 40,
-        ..generators::Config::default()
-    };
     let tmp = tempfile::tempdir().unwrap();
-    let gen_path = tmp.path().join("gen.json");
-    std::fs::write(&gen_path, serde_json::to_string(&gen).unwrap()).unwrap();
+    let gen_path = common::write_fast_min_max_gen_config(tmp.path());
     let history = tmp.path().join("history.json");
     let h = ["--history", history.to_str().unwrap()];
     let (code, r) = campaign(&tmp.path().join("night1"), &gen_path, &h);

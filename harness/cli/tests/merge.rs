@@ -3,7 +3,9 @@
 //! same counts. Needs real XLA (`test_support::need_xla`); the divergence is injected
 //! (`xla_cpu_enable_fast_min_max=true`), so every XLA produces findings.
 
-use hlo::PrimitiveType;
+#[path = "../../tools/tests/common/mod.rs"]
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::Command;
@@ -61,17 +63,8 @@ fn two_merged_shards_equal_the_unsharded_campaign() {
     if !test_support::need_xla() {
         return;
     }
-    let gen = generators::Config {
-        op_weights: [(generators::OpFamily::Binary, 10)].into_iter().collect(),
-        element_types: vec![PrimitiveType::F32],
-        control_flow: false,
-        max_instructions: 6,
-        special_value_percent: 40,
-        ..generators::Config::default()
-    };
     let tmp = tempfile::tempdir().unwrap();
-    let gen_path = tmp.path().join("gen.json");
-    std::fs::write(&gen_path, serde_json::to_string(&gen).unwrap()).unwrap();
+    let gen_path = common::write_fast_min_max_gen_config(tmp.path());
     let fuzz = |out: &Path, iterations: &str, shard: &str| {
         hlo_diff(&[
             "fuzz",

@@ -47,3 +47,20 @@ pub fn assert_xla_rewrites_log_exp() {
         o => panic!("xla-cpu cannot run log(exp(x)): {o}"),
     }
 }
+
+/// Writes, in `dir`, the generator configuration of the campaigns that run with
+/// `xla_cpu_enable_fast_min_max=true`: binary elementwise ops on f32 with many special values,
+/// so maximum/minimum meet NaNs and findings are certain. Returns the file (`--gen-config`).
+pub fn write_fast_min_max_gen_config(dir: &std::path::Path) -> std::path::PathBuf {
+    let gen = generators::Config {
+        op_weights: [(generators::OpFamily::Binary, 10)].into_iter().collect(),
+        element_types: vec![PrimitiveType::F32],
+        control_flow: false,
+        max_instructions: 6,
+        special_value_percent: 40,
+        ..generators::Config::default()
+    };
+    let path = dir.join("gen.json");
+    std::fs::write(&path, serde_json::to_string(&gen).unwrap()).unwrap();
+    path
+}
