@@ -107,11 +107,9 @@ pub fn finding_xla_options(dir: &Path) -> Result<Vec<(String, String)>, Failure>
             e.column()
         ))
     })?;
-    let opts = v
-        .pointer("/meta/xla_options")
-        .and_then(|o| serde_json::from_value::<Vec<(String, String)>>(o.clone()).ok())
-        .unwrap_or_default();
-    Ok(opts)
+    Ok(v.get("meta")
+        .map(findings::store::xla_options_of)
+        .unwrap_or_default())
 }
 
 /// `stored` options with `given` ones added; a given option replaces a stored one of its name.

@@ -418,6 +418,21 @@ pub struct FindingRecord {
     pub meta: Value,
 }
 
+/// The XLA options a finding was found with: its `meta.xla_options` (campaigns store them
+/// there), empty when it recorded none.
+pub fn xla_options_of(meta: &Value) -> Vec<(String, String)> {
+    meta.get("xla_options")
+        .and_then(|o| serde_json::from_value(o.clone()).ok())
+        .unwrap_or_default()
+}
+
+impl FindingRecord {
+    /// See [`xla_options_of`].
+    pub fn xla_options(&self) -> Vec<(String, String)> {
+        xla_options_of(&self.meta)
+    }
+}
+
 /// What [`Store::merge_from`] did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct MergeCounts {

@@ -68,11 +68,7 @@ fn main() {
             let text = std::fs::read_to_string(dir.join("module.hlo")).unwrap();
             let module = hlo::parse::parse_module(&text).unwrap();
             let inputs = read_literals(&dir.join("inputs.lit")).unwrap();
-            let opts: Vec<(String, String)> = rec
-                .meta
-                .get("xla_options")
-                .and_then(|o| serde_json::from_value(o.clone()).ok())
-                .unwrap_or_default();
+            let opts = rec.xla_options();
             let t = Instant::now();
             let r = bucket_case(
                 Case { module, inputs },

@@ -80,14 +80,6 @@ fn load(dir: &Path) -> Result<(FindingRecord, Case), String> {
     Ok((rec, Case { module, inputs }))
 }
 
-/// The XLA options a finding was found with.
-fn stored_options(rec: &FindingRecord) -> Vec<(String, String)> {
-    rec.meta
-        .get("xla_options")
-        .and_then(|o| serde_json::from_value(o.clone()).ok())
-        .unwrap_or_default()
-}
-
 /// A record of a finding that could not be minimized at all.
 fn failed_record(why: String, sig: Option<BucketSignature>, t0: Instant) -> MinimizedRecord {
     let bucket = sig.unwrap_or(BucketSignature {
@@ -224,7 +216,7 @@ fn minimize_one(
             case,
             Some(&rec.verdict),
             backend,
-            stored_options(&rec),
+            rec.xla_options(),
             cfg,
             limit,
             Some(&dir.join("repro")),
