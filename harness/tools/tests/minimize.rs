@@ -421,3 +421,56 @@ fn differences_xla_is_free_to_make_are_no_finding_to_the_predicate() {
     assert_eq!(o.verdict.kind.name(), "match", "{:?}", o.verdict);
     assert_eq!(o.verdict.vote.as_deref(), Some("implementation-choice"));
 }
+
+/// A wrong value that only a `convert` to another element type carries to the output is
+/// minimized to the op that computes it: the reroot edit makes `count-leading-zeros` (folded to
+/// a wrong constant by XLA's constant_folding) the output, although its element type differs
+/// from the original output's, so one bug does not keep a tail of downstream ops (and a bucket
+/// of its own per tail).
+#[test]
+fn a_wrong_value_carried_by_a_convert_minimizes_to_the_op_that_computes_it() {
+    let Some(xla) = xla_cpu() else { return };
+    let xla = Arc::new(xla);
+    let session = Session {
+        workers: vec![xla],
+        opts: Default::default(),
+        tolerance_scale: 1.0,
+        voter: false,
+    };
+    let runner: Runner = session.runner();
+    let module = hlo::parse::parse_module(
+        r#"HloModule clz_tail
+
+ENTRY main {
+  x = f32[4] parameter(0)
+  c = s32[4] constant({-9, 3, -1, 7})
+  z = s32[4] count-leading-zeros(c)
+  f = f32[4] convert(z)
+  ROOT s = f32[4] add(f, x)
+}
+"#,
+    )
+    .unwrap();
+    let case = Case {
+        module,
+        inputs: vec![f32s(vec![4], &[0.5, 1.0, 2.0, 4.0])],
+    };
+    let m = minimize_case(&runner, case, &Options::default())
+        .unwrap()
+        .unwrap_or_else(|v| panic!("expected a mismatch, got {v:?}"));
+    let e = m.case.module.entry_computation();
+    let root = e.root_instruction();
+    assert_eq!(root.opcode, Opcode::Clz, "{}", m.case.module);
+    assert!(
+        !e.instructions
+            .iter()
+            .any(|i| matches!(i.opcode, Opcode::Convert | Opcode::Add)),
+        "{}",
+        m.case.module
+    );
+    assert!(
+        m.stats.log.iter().any(|l| l.starts_with("reroot:")),
+        "{:?}",
+        m.stats.log
+    );
+}

@@ -58,6 +58,8 @@ pub fn default_reductions() -> Vec<Box<dyn Reduction>> {
         Box::new(constants::SimplifyConstants),
         Box::new(inputs::ZeroInputs),
         Box::new(shapes::ShrinkShapes),
+        // Last: by now few instructions are left to try as the output.
+        Box::new(outputs::Reroot),
     ]
 }
 

@@ -2,10 +2,11 @@
 //! classify the outcomes with [`judge::classify`], and check that the verdict keeps the
 //! original's signature ([`findings::store::Signature`]): the same kind, backend and label, and
 //!
-//! - for a mismatch: the same element type of the first mismatching output, and an op pattern
-//!   (the non-trivial opcodes feeding that output) that is a non-empty subset of the original's
-//!   (a reduction removes ops, so equality would refuse every useful edit, while a subset keeps
-//!   the candidate from sliding onto an unrelated op);
+//! - for a mismatch: an op pattern (the non-trivial opcodes feeding the first mismatching
+//!   output) that is a non-empty subset of the original's (a reduction removes ops, so equality
+//!   would refuse every useful edit, while a subset keeps the candidate from sliding onto an
+//!   unrelated op), and the same element type of that output unless the pattern is a strict
+//!   subset (an earlier instruction made the output, [`super::outputs::Reroot`]);
 //! - for a crash or a rejection: the same stage, signal and normalized message;
 //! - for a timeout: the same stage.
 //!
@@ -136,14 +137,17 @@ impl Target {
         match s.kind {
             VerdictKind::Mismatch | VerdictKind::Nondeterministic => {
                 let ty = |d: &str| d.split(" ops=").next().unwrap_or("").to_string();
-                if ty(&s.detail) != ty(&self.signature.detail) {
-                    return false;
-                }
                 let ops = ops_of(verdict, module);
                 // With no computing op left the output is data movement only; that can still be
                 // the bug when the original had none either.
-                (ops.is_empty() && self.ops.is_empty())
-                    || (!ops.is_empty() && ops.is_subset(&self.ops))
+                if ops.is_empty() {
+                    return self.ops.is_empty() && ty(&s.detail) == ty(&self.signature.detail);
+                }
+                // The same element type, or fewer ops: a wrong `s16 count-leading-zeros` that
+                // only a `convert` and an `f32 sort` carried to the output is the same bug
+                // when the output is the count itself.
+                ops.is_subset(&self.ops)
+                    && (ty(&s.detail) == ty(&self.signature.detail) || ops.len() < self.ops.len())
             }
             _ => s.detail == self.signature.detail,
         }
