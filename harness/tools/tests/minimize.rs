@@ -474,3 +474,54 @@ ENTRY main {
         m.stats.log
     );
 }
+
+/// The operand chain of a constant-folding bug is folded into the literal it evaluates to:
+/// `count-leading-zeros(not(bitcast-convert(constant)))` (a negative s32 folded to a wrong
+/// count) minimizes to `count-leading-zeros` of a constant, with no `not` or
+/// `bitcast-convert` left to split the bug's bucket.
+#[test]
+fn a_constant_operand_chain_folds_into_a_literal() {
+    let Some(xla) = xla_cpu() else { return };
+    let session = Session {
+        workers: vec![Arc::new(xla)],
+        opts: Default::default(),
+        tolerance_scale: 1.0,
+        voter: false,
+    };
+    let runner: Runner = session.runner();
+    let module = hlo::parse::parse_module(
+        r#"HloModule clz_chain
+
+ENTRY main {
+  x = s32[4] parameter(0)
+  c = f32[4] constant({1, -2, 3.5, -0.25})
+  b = s32[4] bitcast-convert(c)
+  n = s32[4] not(b)
+  z = s32[4] count-leading-zeros(n)
+  ROOT s = s32[4] add(z, x)
+}
+"#,
+    )
+    .unwrap();
+    let case = Case {
+        module,
+        inputs: vec![s32s(vec![4], &[0, 0, 0, 0])],
+    };
+    let m = minimize_case(&runner, case, &Options::default())
+        .unwrap()
+        .unwrap_or_else(|v| panic!("expected a mismatch, got {v:?}"));
+    let e = m.case.module.entry_computation();
+    let ops: Vec<Opcode> = e.instructions.iter().map(|i| i.opcode).collect();
+    assert_eq!(e.root_instruction().opcode, Opcode::Clz, "{}", m.case.module);
+    assert!(
+        !ops.iter()
+            .any(|o| matches!(o, Opcode::Not | Opcode::BitcastConvert | Opcode::Add)),
+        "{}",
+        m.case.module
+    );
+    assert!(
+        m.stats.log.iter().any(|l| l.starts_with("fold-to-value:")),
+        "{:?}",
+        m.stats.log
+    );
+}

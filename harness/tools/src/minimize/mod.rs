@@ -11,6 +11,7 @@
 pub mod calls;
 pub mod constant;
 pub mod constants;
+pub mod fold;
 pub mod inputs;
 pub mod metadata;
 pub mod operand;
@@ -55,6 +56,7 @@ pub fn default_reductions() -> Vec<Box<dyn Reduction>> {
         Box::new(operand::ReplaceByOperand),
         Box::new(parameter::ReplaceByParameter),
         Box::new(constant::ReplaceByConstant),
+        Box::new(fold::FoldToValue),
         Box::new(constants::SimplifyConstants),
         Box::new(inputs::ZeroInputs),
         Box::new(shapes::ShrinkShapes),
