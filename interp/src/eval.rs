@@ -372,11 +372,13 @@ impl<'m> Ctx<'m> {
             op if op.category() == Category::ElementwiseUnary => {
                 need(1)?;
                 let (ty, _) = out_dims(i)?;
-                let r = elementwise_op(&self.opts.variant, i.opcode, &[a(0)?], ty, |x, t| {
+                let f0 = crate::variant::flush_operand(i.opcode, a(0)?, &self.opts.variant)?;
+                let x0 = f0.as_ref().map_or(a(0), Ok)?;
+                let r = elementwise_op(&self.opts.variant, i.opcode, &[x0], ty, |x, t| {
                     elementwise::unary(i.opcode, x[0], t)
                 })?;
-                let r = f8_nan_bits(i.opcode, &[a(0)?], r, self.opts.host())?;
-                let args = [&**a(0)?];
+                let r = f8_nan_bits(i.opcode, &[x0], r, self.opts.host())?;
+                let args = [&**x0];
                 Value::array(crate::variant::adjust(
                     i.opcode,
                     &args,
@@ -394,18 +396,14 @@ impl<'m> Ctx<'m> {
             op if op.category() == Category::ElementwiseBinary => {
                 need(2)?;
                 let (ty, _) = out_dims(i)?;
-                let r =
-                    elementwise_op(&self.opts.variant, i.opcode, &[a(0)?, a(1)?], ty, |x, t| {
-                        elementwise::binary_with(
-                            i.opcode,
-                            x[0],
-                            x[1],
-                            t,
-                            self.opts.variant.complex_mul,
-                        )
-                    })?;
-                let r = f8_nan_bits(i.opcode, &[a(0)?, a(1)?], r, self.opts.host())?;
-                let args = [&**a(0)?, &**a(1)?];
+                let f0 = crate::variant::flush_operand(i.opcode, a(0)?, &self.opts.variant)?;
+                let f1 = crate::variant::flush_operand(i.opcode, a(1)?, &self.opts.variant)?;
+                let (x0, x1) = (f0.as_ref().map_or(a(0), Ok)?, f1.as_ref().map_or(a(1), Ok)?);
+                let r = elementwise_op(&self.opts.variant, i.opcode, &[x0, x1], ty, |x, t| {
+                    elementwise::binary_with(i.opcode, x[0], x[1], t, self.opts.variant.complex_mul)
+                })?;
+                let r = f8_nan_bits(i.opcode, &[x0, x1], r, self.opts.host())?;
+                let args = [&**x0, &**x1];
                 Value::array(crate::variant::adjust(
                     i.opcode,
                     &args,
@@ -479,14 +477,20 @@ impl<'m> Ctx<'m> {
             O::SelectAndScatter => reduce::select_and_scatter(self, i, ops)?,
             O::Dot => {
                 need(2)?;
-                Value::array(dot::dot(i, a(0)?, a(1)?, self.opts.variant.accumulation)?)
+                let f0 = crate::variant::flush_operand(i.opcode, a(0)?, &self.opts.variant)?;
+                let f1 = crate::variant::flush_operand(i.opcode, a(1)?, &self.opts.variant)?;
+                let (x0, x1) = (f0.as_ref().map_or(a(0), Ok)?, f1.as_ref().map_or(a(1), Ok)?);
+                Value::array(dot::dot(i, x0, x1, self.opts.variant.accumulation)?)
             }
             O::Convolution => {
                 need(2)?;
+                let f0 = crate::variant::flush_operand(i.opcode, a(0)?, &self.opts.variant)?;
+                let f1 = crate::variant::flush_operand(i.opcode, a(1)?, &self.opts.variant)?;
+                let (x0, x1) = (f0.as_ref().map_or(a(0), Ok)?, f1.as_ref().map_or(a(1), Ok)?);
                 Value::array(dot::convolution(
                     i,
-                    a(0)?,
-                    a(1)?,
+                    x0,
+                    x1,
                     self.opts.variant.accumulation,
                     self.opts.variant.skip_conv_padding,
                 )?)

@@ -272,6 +272,73 @@ fn sign_layout(ty: PrimitiveType) -> Option<u32> {
     }
 }
 
+/// Under [`Variant::flush_denormals`], an operand of arithmetic op `op` with its subnormals
+/// made zeros of the same sign, or `None` when nothing changes. XLA CPU computes bf16, f32 and
+/// f64 (and their complex forms) with the CPU's denormals-are-zero mode on, and its constant
+/// folding reads them the same way; the oracle computes some of these ops in a wider type, where
+/// the hardware mode would not see a subnormal, so the flush is done here. Ops that only move
+/// or relabel bits (convert, bitcast-convert, negate, abs, real, imag, complex,
+/// reduce-precision) do not flush in XLA and are left alone; f16 values are normal once
+/// widened to f32, so they are left alone too.
+pub fn flush_operand(
+    op: Opcode,
+    a: &std::sync::Arc<Array>,
+    v: &Variant,
+) -> Result<Option<std::sync::Arc<Array>>> {
+    use PrimitiveType as T;
+    if !v.flush_denormals
+        || matches!(
+            op,
+            Opcode::Convert
+                | Opcode::BitcastConvert
+                | Opcode::Negate
+                | Opcode::Abs
+                | Opcode::Real
+                | Opcode::Imag
+                | Opcode::Complex
+                | Opcode::ReducePrecision
+                | Opcode::Copy
+        )
+    {
+        return Ok(None);
+    }
+    let comp = a.ty.complex_component().unwrap_or(a.ty);
+    let (width, exp, man): (usize, u128, u128) = match comp {
+        T::Bf16 => (16, 0x7f80, 0x7f),
+        T::F32 => (32, 0x7f80_0000, 0x7f_ffff),
+        T::F64 => (64, 0x7ff0_0000_0000_0000, 0x000f_ffff_ffff_ffff),
+        _ => return Ok(None),
+    };
+    let parts = if a.ty.is_complex() { 2 } else { 1 };
+    let mask = (1u128 << width) - 1;
+    let sign = 1u128 << (width - 1);
+    let bits = to_bits(&a.buf);
+    let mut changed = false;
+    let out: Vec<u128> = bits
+        .iter()
+        .map(|&b| {
+            let mut r = 0u128;
+            for p in 0..parts {
+                let mut x = (b >> (p * width)) & mask;
+                if x & exp == 0 && x & man != 0 {
+                    x &= sign;
+                    changed = true;
+                }
+                r |= x << (p * width);
+            }
+            r
+        })
+        .collect();
+    if !changed {
+        return Ok(None);
+    }
+    Ok(Some(std::sync::Arc::new(Array::new(
+        a.ty,
+        a.dims.clone(),
+        from_bits(a.ty, &out)?,
+    ))))
+}
+
 /// Applies `v` to the result `a` of elementwise op `op` on the operands `args` (same shape as
 /// `a`; they tell results that are exact, see [`exact_result`], from those that may move).
 pub fn adjust(op: Opcode, args: &[&Array], a: Array, v: &Variant) -> Result<Array> {
@@ -615,6 +682,47 @@ mod ftz_tests {
         assert_eq!(d, 0.0);
         // Outside, the mode is off.
         assert!(tiny * half > 0.0);
+    }
+
+    /// Under the flush variant, arithmetic reads a bf16 subnormal operand as zero, as XLA CPU
+    /// does (sqrt(9.18e-41) is 0, and so is a dot with it: 0 * -inf is NaN), while ops that only
+    /// move bits (bitcast-convert) keep it; without the variant sqrt gives 9.58e-21.
+    #[test]
+    fn flush_variant_reads_subnormal_operands_of_arithmetic_as_zero() {
+        use hlo::{ArrayLiteral, Literal, PrimitiveType, Scalar};
+        let m = hlo::parse::parse_module(
+            "HloModule f\n\nENTRY %main (x: bf16[1], y: bf16[1]) -> (bf16[1], s16[1], bf16[]) {\n  %x = bf16[1] parameter(0)\n  %y = bf16[1] parameter(1)\n  %s = bf16[1] sqrt(%x)\n  %b = s16[1] bitcast-convert(%x)\n  %d = bf16[] dot(%x, %y), lhs_contracting_dims={0}, rhs_contracting_dims={0}\n  ROOT %t = (bf16[1], s16[1], bf16[]) tuple(%s, %b, %d)\n}\n",
+        )
+        .unwrap();
+        let one = |v: f64| {
+            Literal::Array(
+                ArrayLiteral::from_scalars(PrimitiveType::Bf16, vec![1], &[Scalar::F(v)]).unwrap(),
+            )
+        };
+        let args = [one(9.1835e-41), one(f64::NEG_INFINITY)];
+        let run = |flush_denormals| {
+            let opts = crate::EvalOptions {
+                variant: super::Variant {
+                    flush_denormals,
+                    ..super::Variant::default()
+                },
+                ..crate::EvalOptions::default()
+            };
+            let Literal::Tuple(t) = crate::evaluate_with(&m, &args, &opts).unwrap() else {
+                panic!("a tuple")
+            };
+            t.iter()
+                .map(|l| l.as_array().unwrap().get(0).to_f64())
+                .collect::<Vec<f64>>()
+        };
+        let plain = run(false);
+        assert!(plain[0] > 9e-21 && plain[0] < 1e-20, "{plain:?}");
+        assert_eq!(plain[1], 1.0);
+        assert_eq!(plain[2], f64::NEG_INFINITY);
+        let flushed = run(true);
+        assert_eq!(flushed[0], 0.0, "{flushed:?}");
+        assert_eq!(flushed[1], 1.0, "{flushed:?}");
+        assert!(flushed[2].is_nan(), "{flushed:?}");
     }
 }
 

@@ -512,7 +512,12 @@ ENTRY main {
         .unwrap_or_else(|v| panic!("expected a mismatch, got {v:?}"));
     let e = m.case.module.entry_computation();
     let ops: Vec<Opcode> = e.instructions.iter().map(|i| i.opcode).collect();
-    assert_eq!(e.root_instruction().opcode, Opcode::Clz, "{}", m.case.module);
+    assert_eq!(
+        e.root_instruction().opcode,
+        Opcode::Clz,
+        "{}",
+        m.case.module
+    );
     assert!(
         !ops.iter()
             .any(|o| matches!(o, Opcode::Not | Opcode::BitcastConvert | Opcode::Add)),

@@ -23,9 +23,14 @@ fn targets(case: &Case) -> Vec<usize> {
     for (k, i) in c.instructions.iter().enumerate() {
         variable[k] = matches!(
             i.opcode,
-            Opcode::Parameter | Opcode::Rng | Opcode::RngBitGenerator | Opcode::RngGetAndUpdateState
+            Opcode::Parameter
+                | Opcode::Rng
+                | Opcode::RngBitGenerator
+                | Opcode::RngGetAndUpdateState
         ) || i.has_side_effect()
-            || i.operands.iter().any(|&o| variable.get(o).copied().unwrap_or(true));
+            || i.operands
+                .iter()
+                .any(|&o| variable.get(o).copied().unwrap_or(true));
     }
     (0..c.instructions.len())
         .rev()
