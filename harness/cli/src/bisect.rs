@@ -29,9 +29,16 @@ pub struct Args {
     /// Keep XLA's dump in this directory (default: a temporary one).
     #[arg(long)]
     pub dump_dir: Option<PathBuf>,
-    /// Skip the recompile with the culprit pass disabled.
+    /// Skip every recompile: the one with the culprit pass disabled and the disable-pass
+    /// search.
     #[arg(long)]
     pub no_confirm: bool,
+    /// At most this many compiles for the disable-pass search.
+    #[arg(long, default_value_t = 60)]
+    pub search_budget: usize,
+    /// Print the report as a markdown section (for an issue) instead of text.
+    #[arg(long)]
+    pub markdown: bool,
     /// Multiplies the comparator's default tolerances.
     #[arg(long, default_value_t = 1.0)]
     pub tolerance_scale: f64,
@@ -81,6 +88,7 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
         tolerance_scale: args.tolerance_scale,
         dump_dir: args.dump_dir.clone(),
         no_confirm: args.no_confirm,
+        search_budget: args.search_budget,
     };
     let report = match bisect(&text, &inputs, &backend, &opts) {
         Ok(r) => r,
@@ -91,7 +99,7 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
             )))
         }
         Err(e @ BisectError::NoResult { .. }) => {
-            // A crash or rejection is a finding, but there are no values to bisect.
+            // Rejected before XLA's passes (parse, conversion): a finding, nothing to bisect.
             if global.json {
                 print_json(
                     &serde_json::json!({"bug": true, "bisected": false, "error": e.to_string()}),
@@ -108,6 +116,8 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
             .map_err(|e| Failure::bad_input(format!("cannot serialize the report: {e}")))?;
         v["bug"] = serde_json::Value::Bool(report.found_divergence());
         print_json(&v);
+    } else if args.markdown {
+        print!("{}", report.markdown());
     } else {
         print!("{}", report.render());
     }
