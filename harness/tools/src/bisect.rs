@@ -148,6 +148,14 @@ pub struct FailureBisect {
     pub location: String,
     /// Per-pass files the failing compile wrote.
     pub snapshots: usize,
+    /// The pass after which XLA's own verifier rejected the module ("Failed after P").
+    pub rejected_after: Option<String>,
+    /// The first snapshot written before the failure that our verifier rejects or whose
+    /// oracle result differs from before_optimizations': the pass that broke the module.
+    pub first_broken: Option<StepRef>,
+    /// Snapshots (that changed the module) the oracle evaluated, and those it could not.
+    pub evaluated: usize,
+    pub unevaluable: usize,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -206,13 +214,15 @@ impl BisectReport {
         );
         let _ = writeln!(s, "oracle on before_optimizations: {}", self.expected);
         let _ = writeln!(s, "{}: {}", self.backend, self.actual);
-        let _ = writeln!(
-            s,
-            "snapshots: {} evaluated, {} skipped, {} in the timeline",
-            self.evaluated,
-            self.skipped,
-            self.steps.len()
-        );
+        if self.failure.is_none() {
+            let _ = writeln!(
+                s,
+                "snapshots: {} evaluated, {} skipped, {} in the timeline",
+                self.evaluated,
+                self.skipped,
+                self.steps.len()
+            );
+        }
         for st in &self.steps {
             if st.status == "not_evaluated" {
                 continue;
@@ -243,7 +253,15 @@ impl BisectReport {
             if let Some(p) = &f.last_snapshot {
                 let _ = writeln!(s, "  last file written: {p}");
             }
-            let _ = writeln!(s, "  per-pass files written: {}", f.snapshots);
+            let _ = writeln!(
+                s,
+                "  per-pass files written: {} ({} changed the module and were evaluated, {} \
+                 could not be)",
+                f.snapshots, f.evaluated, f.unevaluable
+            );
+            if let Some(b) = &f.first_broken {
+                let _ = writeln!(s, "  first broken: step {} after {}", b.step, b.pass);
+            }
         }
         if let Some(d) = &self.disable_search {
             let _ = writeln!(
@@ -699,11 +717,16 @@ fn bisect_failure(
         last_snapshot: None,
         location: String::new(),
         snapshots: 0,
+        rejected_after: failed_after(&failed),
+        first_broken: None,
+        evaluated: 0,
+        unevaluable: 0,
     };
     // Candidates of the search, and the pass the failure is in.
     let mut candidates = Vec::new();
     let mut prefer = None;
     let mut search_it = !opts.no_confirm;
+    let mut statuses = Vec::new();
     match stage.as_str() {
         "parse" | "convert" => {
             f.location = format!(
@@ -718,10 +741,13 @@ fn bisect_failure(
             f.location = "XLA compiled the module (every HLO pass ran) and failed while \
                           executing it: which kernel is not established (no kernel isolation)"
                 .into();
-            candidates = dm
-                .as_ref()
-                .map(|m| timeline_passes(&m.timeline, None))
-                .unwrap_or_default();
+            if let Some(dm) = &dm {
+                let w = walk_changed(dump_dir, dm, inputs, opts.tolerance_scale);
+                candidates = w.candidates;
+                statuses = w.statuses;
+                (f.first_broken, f.evaluated, f.unevaluable) =
+                    (w.first_broken, w.evaluated, w.unevaluable);
+            }
         }
         _ => {
             // A compile failure: compile again with every pass dumped, so the last file
@@ -748,9 +774,15 @@ fn bisect_failure(
                 Some(dm) => {
                     f.snapshots = dm.timeline.len();
                     if !dm.after_optimizations.is_empty() {
-                        f.location = "every HLO pass finished (after_optimizations was written): \
+                        f.location = "Every HLO pass finished (after_optimizations was written): \
                                       XLA failed after them, in code generation"
                             .into();
+                    } else if let Some(p) = &f.rejected_after {
+                        f.location = format!(
+                            "XLA's own verifier rejected the module after pass `{p}` (\"Failed \
+                             after {p}\")"
+                        );
+                        f.last_snapshot = dm.timeline.last().map(|l| l.path.clone());
                     } else if let Some(last) = dm.timeline.last() {
                         f.last_snapshot = Some(last.path.clone());
                         let entered = if last.pass_internal {
@@ -778,13 +810,21 @@ fn bisect_failure(
                                       the first pipeline wrote its start"
                             .into();
                     }
-                    candidates = changed_passes(&every, dm);
+                    let w = walk_changed(&every, dm, inputs, opts.tolerance_scale);
+                    candidates = w.candidates;
+                    statuses = w.statuses;
+                    (f.first_broken, f.evaluated, f.unevaluable) =
+                        (w.first_broken, w.evaluated, w.unevaluable);
                     if let Some(p) = &f.last_pass_entered {
                         if !candidates.contains(p) {
                             candidates.push(p.clone());
                         }
                     }
-                    prefer = f.last_pass_entered.clone();
+                    prefer = f
+                        .first_broken
+                        .as_ref()
+                        .map(|b| b.pass.clone())
+                        .or_else(|| f.last_pass_entered.clone());
                 }
             }
         }
@@ -807,7 +847,7 @@ fn bisect_failure(
             budget(opts),
             &search_limits(&opts.run, None),
         );
-        s.roles = failure_roles(&s, f.last_pass_entered.as_deref());
+        s.roles = failure_roles(&s, &f, &statuses);
         s
     });
     let expected = given
@@ -840,54 +880,158 @@ fn bisect_failure(
     })
 }
 
-/// The passes of `dm`'s timeline (dumped with every pass) whose snapshot differs from the one
-/// before it: only they can matter when disabled.
-fn changed_passes(dir: &Path, dm: &DumpModule) -> Vec<String> {
+/// The pass after which XLA's verifier rejected the module, from its message ("Failed after
+/// simplification").
+fn failed_after(o: &Outcome) -> Option<String> {
+    let Outcome::Rejected { message, .. } = o else {
+        return None;
+    };
+    let rest = &message[message.find("Failed after ")? + "Failed after ".len()..];
+    let p: String = rest
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || "_-.".contains(*c))
+        .collect();
+    let p = p.trim_end_matches('.').to_string();
+    (!p.is_empty()).then_some(p)
+}
+
+/// The snapshots written before a failure, judged (see [`walk_changed`]).
+struct ChangedWalk {
+    /// Passes whose snapshot changed the module, in order.
+    candidates: Vec<String>,
+    /// Per pass, the status of each of its snapshots that changed the module: `same`,
+    /// `broken`, `skipped` (could not be evaluated) or `not_evaluated` (after the first
+    /// broken one).
+    statuses: Vec<(String, String)>,
+    first_broken: Option<StepRef>,
+    evaluated: usize,
+    unevaluable: usize,
+}
+
+/// Walks `dm`'s snapshots (of a compile that failed) that changed the module: each one our
+/// verifier accepts is evaluated by the oracle against before_optimizations, up to the first
+/// that is invalid or differs. Snapshots whose text equals the previous one's are unchanged
+/// modules and are not candidates of the disable-pass search.
+fn walk_changed(dir: &Path, dm: &DumpModule, inputs: &[Literal], scale: f64) -> ChangedWalk {
+    let reference = Reference::evaluate(dir, dm, inputs, scale).ok();
     let mut prev = dm
         .before_optimizations
         .as_deref()
         .and_then(|p| read(dir, p).ok())
         .unwrap_or_default();
-    let mut out: Vec<String> = Vec::new();
-    for st in &dm.timeline {
+    let mut w = ChangedWalk {
+        candidates: Vec::new(),
+        statuses: Vec::new(),
+        first_broken: None,
+        evaluated: 0,
+        unevaluable: 0,
+    };
+    for (k, st) in dm.timeline.iter().enumerate() {
         let text = read(dir, &st.path).unwrap_or_default();
-        // Snapshot headers carry no pass name, so equal text is an unchanged module.
-        if text != prev {
-            if let Some(p) = step_pass(st).filter(|p| is_pass_name(p) && !out.contains(p)) {
-                out.push(p);
-            }
-        }
+        // Snapshot text carries no pass name, so equal text is an unchanged module.
+        let changed = text != prev;
         prev = text;
+        let Some(p) = step_pass(st).filter(|p| changed && is_pass_name(p)) else {
+            continue;
+        };
+        if !w.candidates.contains(&p) {
+            w.candidates.push(p.clone());
+        }
+        let status = if w.first_broken.is_some() {
+            "not_evaluated"
+        } else {
+            let judged = match hlo::parse::parse_module(&prev) {
+                Err(e) => Err(format!("our parser: {e}")),
+                Ok(m) => match hlo::verify::verify_module(&m) {
+                    Err(e) => Ok(Some(format!("our verifier rejects it: {e}"))),
+                    Ok(()) => match &reference {
+                        None => Err("the oracle cannot evaluate before_optimizations".into()),
+                        Some(r) => r.judge_snapshot(dir, &st.path).map(|v| {
+                            (!agrees(&v)).then(|| {
+                                format!(
+                                    "the oracle's result differs: {}",
+                                    summary(&v).lines().next().unwrap_or("")
+                                )
+                            })
+                        }),
+                    },
+                },
+            };
+            match judged {
+                Err(_) => {
+                    w.unevaluable += 1;
+                    "skipped"
+                }
+                Ok(None) => {
+                    w.evaluated += 1;
+                    "same"
+                }
+                Ok(Some(why)) => {
+                    w.evaluated += 1;
+                    w.first_broken = Some(StepRef {
+                        step: st.step,
+                        pass: culprit_pass(&dm.timeline, k),
+                        path: st.path.clone(),
+                        note: Some(why),
+                    });
+                    "broken"
+                }
+            }
+        };
+        w.statuses.push((p, status.into()));
     }
-    out
+    w
 }
 
-/// Roles of the passes a failure search found: the pass the failure happened in, and passes
-/// that ran to completion before it (masking).
-fn failure_roles(s: &DisableSearch, entered: Option<&str>) -> Vec<PassRole> {
+/// Roles of the passes a failure search found: the pass that broke the module (its snapshot
+/// is invalid or changes the result), the pass XLA failed in, passes whose snapshots are
+/// valid and agree (masking: the module they left was correct), and the rest (not
+/// established).
+fn failure_roles(
+    s: &DisableSearch,
+    f: &FailureBisect,
+    statuses: &[(String, String)],
+) -> Vec<PassRole> {
     let mut passes: Vec<&String> = s.minimal.iter().collect();
     passes.extend(s.alone.iter().filter(|p| !s.minimal.contains(p)));
     passes
         .into_iter()
         .map(|p| {
-            if Some(p.as_str()) == entered {
-                PassRole {
-                    pass: p.clone(),
-                    role: "changed-result".into(),
-                    why: "XLA failed inside it".into(),
+            let mine: Vec<&str> = statuses
+                .iter()
+                .filter(|(q, _)| q == p)
+                .map(|(_, st)| st.as_str())
+                .collect();
+            let (role, why) = match &f.first_broken {
+                Some(b) if b.pass == *p => (
+                    "changed-result",
+                    format!(
+                        "its snapshot (step {}) is the first that is broken: {}",
+                        b.step,
+                        b.note.as_deref().unwrap_or("")
+                    ),
+                ),
+                _ if f.last_pass_entered.as_deref() == Some(p.as_str()) => {
+                    ("failed-inside", "XLA failed inside it".to_string())
                 }
-            } else if entered.is_some() {
-                PassRole {
-                    pass: p.clone(),
-                    role: "masking".into(),
-                    why: "it ran to completion before the failure".into(),
-                }
-            } else {
-                PassRole {
-                    pass: p.clone(),
-                    role: "not-established".into(),
-                    why: "the pass XLA failed in is not known".into(),
-                }
+                _ if f.rejected_after.as_deref() == Some(p.as_str()) => (
+                    "failed-inside",
+                    "XLA's verifier rejected the module after it".to_string(),
+                ),
+                _ if !mine.is_empty() && mine.iter().all(|st| *st == "same") => (
+                    "masking",
+                    "its snapshots are valid and evaluate to before_optimizations' result"
+                        .to_string(),
+                ),
+                _ => (
+                    "not-established",
+                    "not all of its snapshots could be evaluated".to_string(),
+                ),
+            };
+            PassRole {
+                pass: p.clone(),
+                role: role.into(),
+                why,
             }
         })
         .collect()
@@ -1356,8 +1500,8 @@ fn search_words(s: &DisableSearch, goal: &str) -> String {
     let n = s.candidates.len();
     if s.minimal.is_empty() {
         out.push_str(&format!(
-            "Disable-pass search ({} compiles over the {n} passes that changed the module): no \
-             set of them, disabled, {goal}",
+            "Disable-pass search ({} compiles over {n} candidate passes): no set of them, \
+             disabled, {goal}",
             s.compiles
         ));
         if let Some(o) = &s.all_outcome {
@@ -1370,8 +1514,7 @@ fn search_words(s: &DisableSearch, goal: &str) -> String {
         return out;
     }
     out.push_str(&format!(
-        "Disable-pass search ({} compiles over the {n} passes that changed the module): \
-         disabling {} {goal}{}",
+        "Disable-pass search ({} compiles over {n} candidate passes): disabling {} {goal}{}",
         s.compiles,
         s.minimal
             .iter()
@@ -1402,6 +1545,7 @@ fn search_words(s: &DisableSearch, goal: &str) -> String {
         out.push(' ');
         out.push_str(&match r.role.as_str() {
             "changed-result" => format!("Changed the result: `{}` ({}).", r.pass, r.why),
+            "failed-inside" => format!("XLA failed in `{}` ({}).", r.pass, r.why),
             "masking" => format!(
                 "Disabling `{}` also avoids it, but `{}` did not change the result ({}): masking.",
                 r.pass, r.pass, r.why
@@ -1424,6 +1568,24 @@ fn conclude_failure(f: &FailureBisect, search: Option<&DisableSearch>) -> String
             " Compiling again with every pass dumped did not fail the same way: the failure \
              is not deterministic, and where it happened is not established.",
         );
+    }
+    match &f.first_broken {
+        Some(b) => s.push_str(&format!(
+            " The module first breaks at {}: {}.",
+            step_words(b),
+            b.note.as_deref().unwrap_or("")
+        )),
+        None if f.evaluated > 0 && f.unevaluable == 0 => s.push_str(&format!(
+            " Every snapshot written before the failure that changed the module ({}) is valid \
+             and evaluates to before_optimizations' result: XLA failed on a correct module.",
+            f.evaluated
+        )),
+        None if f.unevaluable > 0 => s.push_str(&format!(
+            " Of the snapshots that changed the module, {} agree and {} could not be evaluated: \
+             not established whether a pass broke the module before the failure.",
+            f.evaluated, f.unevaluable
+        )),
+        None => {}
     }
     if let Some(d) = search {
         s.push(' ');
