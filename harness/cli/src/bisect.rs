@@ -39,6 +39,10 @@ pub struct Args {
     /// Print the report as a markdown section (for an issue) instead of text.
     #[arg(long)]
     pub markdown: bool,
+    /// Write the first wrong kernel that isolation finds, alone with its operand values, as a
+    /// repro directory here.
+    #[arg(long)]
+    pub kernel_repro: Option<PathBuf>,
     /// Multiplies the comparator's default tolerances.
     #[arg(long, default_value_t = 1.0)]
     pub tolerance_scale: f64,
@@ -111,6 +115,14 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
         }
         Err(e @ BisectError::Failed(_)) => return Err(Failure::bad_input(e.to_string())),
     };
+    if let (Some(dir), Some(iso)) = (&args.kernel_repro, &report.isolation) {
+        if let Some(written) = iso.write_repro(dir, &args.backend, &opts.run.env_option_overrides) {
+            written.map_err(|e| Failure::bad_input(format!("{}: {e}", dir.display())))?;
+            if !global.json {
+                println!("kernel repro: {}", dir.display());
+            }
+        }
+    }
     if global.json {
         let mut v = serde_json::to_value(&report)
             .map_err(|e| Failure::bad_input(format!("cannot serialize the report: {e}")))?;

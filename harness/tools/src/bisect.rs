@@ -19,6 +19,7 @@
 //! evaluate (custom calls a CPU pass introduced, ...) are skipped and named.
 
 use crate::disable::{DisableSearch, PassRole};
+use crate::isolate::Isolation;
 use crate::minimize::predicate::interp_outcome;
 use engine::backend::RunResult;
 use engine::backend::{Backend, Outcome, RunOptions, StageTimeouts};
@@ -180,6 +181,9 @@ pub struct BisectReport {
     pub evidence: Evidence,
     /// XLA gave no result: where it failed.
     pub failure: Option<FailureBisect>,
+    /// Kernel isolation below HLO (see [`crate::isolate`]): run when XLA differs (or fails
+    /// while executing) and no snapshot names a pass.
+    pub isolation: Option<Isolation>,
     pub skipped: usize,
     pub evaluated: usize,
     /// One paragraph for humans.
@@ -279,6 +283,27 @@ impl BisectReport {
                 let _ = writeln!(s, "  {:<16} {} ({})", r.role, r.pass, r.why);
             }
         }
+        if let Some(i) = &self.isolation {
+            let _ = writeln!(s, "kernel isolation: {} kernels run alone", i.kernels.len());
+            for k in &i.kernels {
+                let _ = writeln!(
+                    s,
+                    "  {:<12} {} ({}{}){}",
+                    k.status,
+                    k.name,
+                    k.kind.trim(),
+                    k.created_by
+                        .as_ref()
+                        .map(|p| format!(", created by {p}"))
+                        .unwrap_or_default(),
+                    if k.note.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {}", k.note)
+                    }
+                );
+            }
+        }
         let _ = writeln!(s, "\n{}", self.conclusion);
         if let Some(c) = &self.culprit {
             if !c.diff.is_empty() {
@@ -348,6 +373,26 @@ impl BisectReport {
             );
             for r in &d.roles {
                 let _ = writeln!(s, "  - `{}`: {} ({})", r.pass, r.role, r.why);
+            }
+        }
+        if let Some(k) = self.isolation.as_ref().and_then(|i| i.wrong()) {
+            let _ = writeln!(
+                s,
+                "- first wrong kernel: `{}` ({}), {}{}",
+                k.name,
+                k.kind.trim(),
+                k.status,
+                k.created_by
+                    .as_ref()
+                    .map(|p| format!(", created by `{p}`"))
+                    .unwrap_or_default()
+            );
+            if let Some(m) = &self
+                .isolation
+                .as_ref()
+                .and_then(|i| i.kernel_module.clone())
+            {
+                let _ = writeln!(s, "\n```\n{}```", m);
             }
         }
         if let Some(c) = &self.culprit {
@@ -430,7 +475,7 @@ fn unified_diff(a: &str, b: &str, a_name: &str, b_name: &str) -> String {
         .to_string()
 }
 
-fn short_literal(l: &Literal) -> String {
+pub(crate) fn short_literal(l: &Literal) -> String {
     let s = hlo::print::literal_to_string(l);
     if s.chars().count() > 600 {
         format!("{}...", s.chars().take(600).collect::<String>())
@@ -511,6 +556,9 @@ pub fn bisect(
         s
     });
 
+    let isolation = (!opts.no_confirm && !xla_matches_oracle && culprit.is_none())
+        .then(|| isolate_kernels(&dump_dir, &dm, inputs, backend, opts))
+        .flatten();
     let evidence = evidence(
         &dm.timeline,
         &walk.steps,
@@ -528,6 +576,7 @@ pub fn bisect(
         evaluated: walk.evaluated,
         evidence: &evidence,
         search: disable_search.as_ref(),
+        isolation: isolation.as_ref(),
     });
     Ok(BisectReport {
         backend: backend.name().into(),
@@ -550,6 +599,7 @@ pub fn bisect(
         disable_search,
         evidence,
         failure: None,
+        isolation,
         skipped: walk.skipped,
         evaluated: walk.evaluated,
         conclusion,
@@ -727,6 +777,7 @@ fn bisect_failure(
     let mut prefer = None;
     let mut search_it = !opts.no_confirm;
     let mut statuses = Vec::new();
+    let mut isolation = None;
     match stage.as_str() {
         "parse" | "convert" => {
             f.location = format!(
@@ -739,9 +790,12 @@ fn bisect_failure(
             let dm = dumped_module(dump_dir).ok();
             f.snapshots = dm.as_ref().map_or(0, |m| m.timeline.len());
             f.location = "XLA compiled the module (every HLO pass ran) and failed while \
-                          executing it: which kernel is not established (no kernel isolation)"
+                          executing it"
                 .into();
             if let Some(dm) = &dm {
+                if !opts.no_confirm {
+                    isolation = isolate_kernels(dump_dir, dm, inputs, backend, opts);
+                }
                 let w = walk_changed(dump_dir, dm, inputs, opts.tolerance_scale);
                 candidates = w.candidates;
                 statuses = w.statuses;
@@ -857,7 +911,11 @@ fn bisect_failure(
             o => format!("(the oracle: {o})"),
         })
         .unwrap_or_default();
-    let conclusion = conclude_failure(&f, disable_search.as_ref());
+    let mut conclusion = conclude_failure(&f, disable_search.as_ref());
+    if let Some(i) = &isolation {
+        conclusion.push(' ');
+        conclusion.push_str(&isolation_words(i));
+    }
     Ok(BisectReport {
         backend: backend.name().into(),
         module_name: given.as_ref().map(|g| g.name.clone()).unwrap_or_default(),
@@ -871,6 +929,7 @@ fn bisect_failure(
         disabled_check: None,
         disable_search,
         evidence: Evidence::default(),
+        isolation,
         skipped: 0,
         evaluated: 0,
         conclusion,
@@ -878,6 +937,111 @@ fn bisect_failure(
         actual: f.outcome.clone(),
         failure: Some(f),
     })
+}
+
+/// Kernel isolation on `dm`'s after_optimizations module (`None` when the dump has none).
+fn isolate_kernels(
+    dir: &Path,
+    dm: &DumpModule,
+    inputs: &[Literal],
+    backend: &dyn Backend,
+    opts: &BisectOptions,
+) -> Option<Isolation> {
+    let p = dm.after_optimizations.values().next()?;
+    let text = match read(dir, p) {
+        Ok(t) => t,
+        Err(e) => {
+            return Some(Isolation {
+                error: Some(e),
+                ..Isolation::default()
+            })
+        }
+    };
+    let snapshots: Vec<(String, String)> = dm
+        .timeline
+        .iter()
+        .enumerate()
+        .map(|(k, st)| {
+            (
+                culprit_pass(&dm.timeline, k),
+                read(dir, &st.path).unwrap_or_default(),
+            )
+        })
+        .collect();
+    let created_by = |name: &str| {
+        let def = format!("%{name} = ");
+        snapshots
+            .iter()
+            .find(|(_, t)| t.contains(&def))
+            .map(|(p, _)| p.clone())
+    };
+    let mut run = opts.run.clone();
+    run.timeouts = search_limits(&opts.run, None);
+    Some(
+        crate::isolate::isolate(
+            &text,
+            inputs,
+            backend,
+            &run,
+            opts.tolerance_scale,
+            &created_by,
+        )
+        .unwrap_or_else(|e| Isolation {
+            error: Some(e),
+            ..Isolation::default()
+        }),
+    )
+}
+
+/// Kernel isolation in words.
+fn isolation_words(i: &Isolation) -> String {
+    if let Some(e) = &i.error {
+        return format!("Kernel isolation could not run: {e}.");
+    }
+    let n = i.kernels.len();
+    match i.wrong() {
+        Some(k) => format!(
+            "Kernel isolation (each kernel of after_optimizations compiled alone on the operand \
+             values the oracle computed): the first wrong kernel is `{}` ({}{}), created by {}: \
+             {}{}.",
+            k.name,
+            k.kind.trim(),
+            k.computation
+                .as_ref()
+                .map(|c| format!(", computation `{c}`"))
+                .unwrap_or_default(),
+            k.created_by
+                .as_ref()
+                .map(|p| format!("pass `{p}`"))
+                .unwrap_or_else(|| "a pass whose snapshot was not dumped".into()),
+            k.status,
+            if k.note.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", k.note)
+            }
+        ),
+        None if n == 0 => "Kernel isolation: after_optimizations has no fusion or library call \
+                           to run alone."
+            .into(),
+        None => {
+            let not = i
+                .kernels
+                .iter()
+                .filter(|k| k.status == "not-isolated")
+                .count();
+            format!(
+                "Kernel isolation: none of the {n} kernels of after_optimizations, run alone, \
+                 differs from the oracle{}: which kernel is wrong is not established (the \
+                 divergence needs them together, or lies outside the kernels).",
+                if not > 0 {
+                    format!(" ({not} could not be run alone)")
+                } else {
+                    String::new()
+                }
+            )
+        }
+    }
 }
 
 /// The pass after which XLA's verifier rejected the module, from its message ("Failed after
@@ -1362,6 +1526,7 @@ struct Facts<'a> {
     evaluated: usize,
     evidence: &'a Evidence,
     search: Option<&'a DisableSearch>,
+    isolation: Option<&'a Isolation>,
 }
 
 fn step_words(r: &StepRef) -> String {
@@ -1434,6 +1599,9 @@ fn conclude(f: &Facts) -> String {
     }
     if let Some(s) = f.search {
         parts.push(search_words(s, "makes XLA agree with the oracle"));
+    }
+    if let Some(i) = f.isolation {
+        parts.push(isolation_words(i));
     }
     parts.join(" ")
 }
@@ -1652,6 +1820,7 @@ mod tests {
             evaluated: 3,
             evidence,
             search: None,
+            isolation: None,
         }
     }
 

@@ -2,13 +2,14 @@
 //!
 //! [`campaign`] (the fuzz loop and the libFuzzer entry), [`minimize`] (one delta loop, one file
 //! per reduction kind), [`bisect`] (the pass bisector), [`triage`] (bug-report triage),
-//! [`disable`] (the disable-pass search), [`repeat`] (fresh-process reruns) and [`fuzzing`]
+//! [`disable`] (the disable-pass search), [`isolate`] (kernel isolation below HLO), [`repeat`] (fresh-process reruns) and [`fuzzing`]
 //! (the oracle's fuzz body).
 
 pub mod bisect;
 pub mod campaign;
 pub mod disable;
 pub mod fuzzing;
+pub mod isolate;
 pub mod minimize;
 pub mod repeat;
 pub mod triage;

@@ -122,6 +122,102 @@ fn regression(name: &str) -> String {
     std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
+/// Below HLO, kernel by kernel: with `xla_cpu_enable_fast_min_max=true` the maximum drops a
+/// NaN in code generation. Every snapshot agrees, so the bisector isolates the kernels of
+/// after_optimizations: the exponential/reduce fusion run alone on the oracle's operand values
+/// agrees, the maximum fusion does not; it is named with its kind and the pass that created it,
+/// and its standalone module (with those operand values) is a repro that XLA gets wrong again.
+#[test]
+fn kernel_isolation_names_the_first_wrong_fusion() {
+    use engine::backend::Backend;
+    let Some(xla) = xla_cpu() else { return };
+    let text = r#"HloModule fast_max2
+
+ENTRY main {
+  a = f32[4] parameter(0)
+  b = f32[4] parameter(1)
+  e = f32[4] exponential(a)
+  d = f32[] dot(e, e), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  bd = f32[4] broadcast(d), dimensions={}
+  m = f32[4] maximum(bd, b)
+  ROOT n = f32[4] negate(m)
+}
+"#;
+    let f32s = |v: &[f32]| {
+        hlo::Literal::Array(
+            hlo::ArrayLiteral::from_bytes(
+                hlo::PrimitiveType::F32,
+                vec![v.len() as i64],
+                v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            )
+            .unwrap(),
+        )
+    };
+    let inputs = vec![
+        f32s(&[1.0, 2.0, 3.0, 4.0]),
+        f32s(&[f32::NAN, 0.0, 5.0, 1.0]),
+    ];
+    let run = RunOptions {
+        env_option_overrides: vec![("xla_cpu_enable_fast_min_max".into(), "true".into())],
+        ..RunOptions::default()
+    };
+    let opts = BisectOptions {
+        run: run.clone(),
+        ..BisectOptions::default()
+    };
+    let r = bisect(text, &inputs, &xla, &opts).unwrap();
+    eprintln!("{}", r.render());
+    assert!(
+        !r.xla_matches_oracle && r.evidence.below_hlo,
+        "{}",
+        r.render()
+    );
+    let iso = r.isolation.as_ref().expect("kernel isolation ran");
+    assert!(iso.error.is_none(), "{}", r.render());
+    let k = iso
+        .wrong()
+        .unwrap_or_else(|| panic!("no wrong kernel: {}", r.render()));
+    assert_eq!(k.status, "differs", "{}", r.render());
+    assert!(k.kind.starts_with("fusion"), "{}", k.kind);
+    assert!(k.name.contains("maximum"), "{}", r.render());
+    assert!(k.created_by.is_some(), "{}", r.render());
+    let before: Vec<&str> = iso.kernels[..iso.first_wrong.unwrap()]
+        .iter()
+        .map(|k| k.status.as_str())
+        .collect();
+    assert!(
+        !before.is_empty() && before.iter().all(|s| *s == "agrees"),
+        "the kernels before it agree: {}",
+        r.render()
+    );
+    assert!(
+        r.conclusion
+            .contains(&format!("the first wrong kernel is `{}`", k.name)),
+        "{}",
+        r.conclusion
+    );
+    // The kernel module is a repro of its own: XLA gets it wrong again, the oracle does not.
+    let km = iso.kernel_module.as_ref().unwrap();
+    let again = bisect(
+        km,
+        &iso.kernel_inputs,
+        &xla,
+        &BisectOptions {
+            no_confirm: true,
+            ..opts.clone()
+        },
+    )
+    .unwrap();
+    assert!(!again.xla_matches_oracle, "{}", again.render());
+    let d = tempfile::tempdir().unwrap();
+    let files = iso
+        .write_repro(d.path(), xla.name(), &run.env_option_overrides)
+        .expect("a wrong kernel to write")
+        .unwrap();
+    let written = std::fs::read_to_string(d.path().join(&files.module)).unwrap();
+    assert!(written.contains("fusion("), "{written}");
+}
+
 /// Found by a campaign and minimized (56 -> 2 instructions): XLA's constant folding computes
 /// count-leading-zeros of a negative s32 as -32 (IEEE/HloEvaluator semantics: 0). Dumping with
 /// large constants kept, the bisector names constant_folding, and disabling it agrees; the
