@@ -14,9 +14,18 @@
 //! did not cause, so both facts are reported, not merged into one.
 //!
 //! Other conclusions: the divergence is already in `before_optimizations` (jax's HLO -> MLIR ->
-//! HLO trip changed the module's meaning); no pass changed the oracle's result while XLA's
-//! output differs (code generation or the runtime is at fault); snapshots the oracle cannot
-//! evaluate (custom calls a CPU pass introduced, ...) are skipped and named.
+//! HLO trip changed the module's meaning); below HLO (code generation, a library kernel, the
+//! runtime), said only when every snapshot and `after_optimizations` were evaluated and agree.
+//! Snapshots the oracle cannot evaluate (custom calls a CPU pass introduced, ...) are skipped,
+//! and then the conclusion names the last agreeing and the first unevaluable snapshot and
+//! claims nothing past them ([`Evidence`]).
+//!
+//! Beside the snapshot verdict: the disable-pass search ([`crate::disable`]) and, when no
+//! snapshot names a pass, kernel isolation ([`crate::isolate`]). A compile that crashes or is
+//! rejected is compiled again with every pass dumped: the last file written names the pass XLA
+//! was in, and the snapshots written before the failure are walked (our verifier, the oracle)
+//! to the first that is broken ([`FailureBisect`]). Every recompile is skipped with
+//! `no_confirm` (campaigns).
 
 use crate::disable::{DisableSearch, PassRole};
 use crate::isolate::Isolation;
