@@ -33,7 +33,8 @@ pub struct Args {
     /// search.
     #[arg(long)]
     pub no_confirm: bool,
-    /// At most this many compiles for the disable-pass search.
+    /// At most this many compiles for the disable-pass search, and as many kernels run alone
+    /// by kernel isolation.
     #[arg(long, default_value_t = 60)]
     pub search_budget: usize,
     /// Print the report as a markdown section (for an issue) instead of text.

@@ -52,7 +52,8 @@ pub struct BisectOptions {
     pub dump_dir: Option<PathBuf>,
     /// Skip every recompile: the one with the culprit disabled and the disable-pass search.
     pub no_confirm: bool,
-    /// At most this many compiles for the disable-pass search (0 = 60).
+    /// At most this many compiles for the disable-pass search, and as many kernels run alone by
+    /// kernel isolation (0 = 60).
     pub search_budget: usize,
 }
 
@@ -993,6 +994,7 @@ fn isolate_kernels(
             backend,
             &run,
             opts.tolerance_scale,
+            budget(opts),
             &created_by,
         )
         .unwrap_or_else(|e| Isolation {

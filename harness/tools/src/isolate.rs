@@ -259,15 +259,17 @@ fn operands_module(m: &Module, kernels: &[usize]) -> Module {
     m
 }
 
-/// Runs every kernel of `after_text` (XLA's optimized module) alone on `backend` (see the
-/// module docs). `created_by` names the pass whose snapshot first defines an instruction
-/// name. Errors when the oracle cannot give the kernels' operands.
+/// Runs the kernels of `after_text` (XLA's optimized module) alone on `backend` (see the
+/// module docs), at most `max_runs` of them (the rest are listed as not isolated).
+/// `created_by` names the pass whose snapshot first defines an instruction name. Errors when
+/// the oracle cannot give the kernels' operands.
 pub fn isolate(
     after_text: &str,
     inputs: &[Literal],
     backend: &dyn Backend,
     run: &RunOptions,
     tolerance_scale: f64,
+    max_runs: usize,
     created_by: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Isolation, String> {
     let m = hlo::parse::parse_module(after_text).map_err(|e| format!("our parser: {e}"))?;
@@ -291,6 +293,7 @@ pub fn isolate(
         }
     };
     let mut next = 0;
+    let mut runs = 0;
     let mut order: Vec<usize> = kernels.iter().chain(&skipped).copied().collect();
     order.sort_unstable();
     for k in order {
@@ -314,6 +317,12 @@ pub fn isolate(
         }
         let args: Vec<Literal> = values[next..next + i.operands.len()].to_vec();
         next += i.operands.len();
+        if runs == max_runs {
+            r.note = format!("isolation stopped after {max_runs} kernels");
+            out.kernels.push(r);
+            continue;
+        }
+        runs += 1;
         let km = kernel_module(&m, k);
         let (status, note, expected, actual) =
             run_kernel(&km, &args, backend, run, tolerance_scale);
