@@ -29,9 +29,21 @@ pub struct Args {
     /// Keep XLA's dump in this directory (default: a temporary one).
     #[arg(long)]
     pub dump_dir: Option<PathBuf>,
-    /// Skip the recompile with the culprit pass disabled.
+    /// Skip every recompile: the one with the culprit pass disabled and the disable-pass
+    /// search.
     #[arg(long)]
     pub no_confirm: bool,
+    /// At most this many compiles for the disable-pass search, and as many kernels run alone
+    /// by kernel isolation.
+    #[arg(long, default_value_t = 60)]
+    pub search_budget: usize,
+    /// Print the report as a markdown section (for an issue) instead of text.
+    #[arg(long)]
+    pub markdown: bool,
+    /// Write the first wrong kernel that isolation finds, alone with its operand values, as a
+    /// repro directory here.
+    #[arg(long)]
+    pub kernel_repro: Option<PathBuf>,
     /// Multiplies the comparator's default tolerances.
     #[arg(long, default_value_t = 1.0)]
     pub tolerance_scale: f64,
@@ -81,6 +93,7 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
         tolerance_scale: args.tolerance_scale,
         dump_dir: args.dump_dir.clone(),
         no_confirm: args.no_confirm,
+        search_budget: args.search_budget,
     };
     let report = match bisect(&text, &inputs, &backend, &opts) {
         Ok(r) => r,
@@ -91,7 +104,7 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
             )))
         }
         Err(e @ BisectError::NoResult { .. }) => {
-            // A crash or rejection is a finding, but there are no values to bisect.
+            // Rejected before XLA's passes (parse, conversion): a finding, nothing to bisect.
             if global.json {
                 print_json(
                     &serde_json::json!({"bug": true, "bisected": false, "error": e.to_string()}),
@@ -103,11 +116,21 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
         }
         Err(e @ BisectError::Failed(_)) => return Err(Failure::bad_input(e.to_string())),
     };
+    if let (Some(dir), Some(iso)) = (&args.kernel_repro, &report.isolation) {
+        if let Some(written) = iso.write_repro(dir, &args.backend, &opts.run.env_option_overrides) {
+            written.map_err(|e| Failure::bad_input(format!("{}: {e}", dir.display())))?;
+            if !global.json {
+                println!("kernel repro: {}", dir.display());
+            }
+        }
+    }
     if global.json {
         let mut v = serde_json::to_value(&report)
             .map_err(|e| Failure::bad_input(format!("cannot serialize the report: {e}")))?;
         v["bug"] = serde_json::Value::Bool(report.found_divergence());
         print_json(&v);
+    } else if args.markdown {
+        print!("{}", report.markdown());
     } else {
         print!("{}", report.render());
     }

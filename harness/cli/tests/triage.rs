@@ -78,6 +78,57 @@ fn repro_bisect_names_algsimp_and_exits_1() {
     );
 }
 
+/// A compile crash is bisected, not refused: `repro-bisect` on the regression module of a known
+/// crash exits 1 and names the pass XLA died in and the smallest set of passes whose disabling
+/// avoids it, in `--json` and as a markdown section.
+#[test]
+fn repro_bisect_locates_a_compile_crash() {
+    if !need_xla() {
+        return;
+    }
+    let m = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../corpora/regressions/xla_bug_map_complex_expm1.hlo")
+        .display()
+        .to_string();
+    let o = Command::new(env!("CARGO_BIN_EXE_repro-bisect"))
+        .args([&m, "--json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    if v["failure"].is_null() {
+        // A fixed XLA compiles it.
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        return;
+    }
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert_eq!(v["bug"], true);
+    assert_eq!(
+        v["failure"]["last_pass_entered"],
+        "constant_folding",
+        "{}",
+        text(&o)
+    );
+    assert_eq!(
+        v["disable_search"]["minimal"],
+        serde_json::json!(["constant_folding"]),
+        "{}",
+        text(&o)
+    );
+    let o = Command::new(env!("CARGO_BIN_EXE_repro-bisect"))
+        .args([&m, "--markdown"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let md = String::from_utf8_lossy(&o.stdout);
+    for needle in [
+        "## Bisection (xla-cpu)",
+        "- last pass entered: `constant_folding`",
+        "`xla_disable_hlo_passes=constant_folding` (confirmed)",
+    ] {
+        assert!(md.contains(needle), "markdown lacks {needle}:\n{md}");
+    }
+}
+
 #[test]
 fn minimize_writes_a_repro_directory() {
     if !need_xla() {

@@ -14,13 +14,24 @@
 //! did not cause, so both facts are reported, not merged into one.
 //!
 //! Other conclusions: the divergence is already in `before_optimizations` (jax's HLO -> MLIR ->
-//! HLO trip changed the module's meaning); no pass changed the oracle's result while XLA's
-//! output differs (code generation or the runtime is at fault); snapshots the oracle cannot
-//! evaluate (custom calls a CPU pass introduced, ...) are skipped and named.
+//! HLO trip changed the module's meaning); below HLO (code generation, a library kernel, the
+//! runtime), said only when every snapshot and `after_optimizations` were evaluated and agree.
+//! Snapshots the oracle cannot evaluate (custom calls a CPU pass introduced, ...) are skipped,
+//! and then the conclusion names the last agreeing and the first unevaluable snapshot and
+//! claims nothing past them ([`Evidence`]).
+//!
+//! Beside the snapshot verdict: the disable-pass search ([`crate::disable`]) and, when no
+//! snapshot names a pass, kernel isolation ([`crate::isolate`]). A compile that crashes or is
+//! rejected is compiled again with every pass dumped: the last file written names the pass XLA
+//! was in, and the snapshots written before the failure are walked (our verifier, the oracle)
+//! to the first that is broken ([`FailureBisect`]). Every recompile is skipped with
+//! `no_confirm` (campaigns).
 
+use crate::disable::{DisableSearch, PassRole};
+use crate::isolate::Isolation;
 use crate::minimize::predicate::interp_outcome;
 use engine::backend::RunResult;
-use engine::backend::{Backend, Outcome, RunOptions};
+use engine::backend::{Backend, Outcome, RunOptions, StageTimeouts};
 use engine::ORACLE;
 use hlo::dump::{DumpModule, PassStep};
 use hlo::{Literal, Module};
@@ -39,8 +50,11 @@ pub struct BisectOptions {
     pub tolerance_scale: f64,
     /// Where XLA dumps; a temporary directory (removed afterwards) when `None`.
     pub dump_dir: Option<PathBuf>,
-    /// Skip the recompile with the culprit disabled.
+    /// Skip every recompile: the one with the culprit disabled and the disable-pass search.
     pub no_confirm: bool,
+    /// At most this many compiles for the disable-pass search, and as many kernels run alone by
+    /// kernel isolation (0 = 60).
+    pub search_budget: usize,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -100,6 +114,61 @@ pub struct DisabledCheck {
     pub summary: String,
 }
 
+/// A snapshot named in a conclusion.
+#[derive(Clone, Debug, Serialize)]
+pub struct StepRef {
+    pub step: u32,
+    /// The pass the snapshot is after (as `xla_disable_hlo_passes` takes it).
+    pub pass: String,
+    pub path: String,
+    /// Why the oracle could not evaluate it.
+    pub note: Option<String>,
+}
+
+/// How far the snapshots establish where the divergence is.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Evidence {
+    /// The first snapshot the oracle could not evaluate.
+    pub first_unevaluable: Option<StepRef>,
+    /// The last evaluated snapshot before it that agreed with before_optimizations (`None`
+    /// with `first_unevaluable` set: none did, before_optimizations is the last agreeing
+    /// module).
+    pub last_agreeing: Option<StepRef>,
+    /// Every snapshot and after_optimizations were evaluated and agree while XLA's result
+    /// differs: the divergence is below HLO (code generation, a library kernel, the runtime).
+    pub below_hlo: bool,
+}
+
+/// A compile or run that gave no result (crash, rejection, hang): where XLA was when it
+/// failed.
+#[derive(Clone, Debug, Serialize)]
+pub struct FailureBisect {
+    /// `crash`, `rejected` or `timeout`.
+    pub kind: String,
+    /// `parse`, `convert`, `compile` or `execute`.
+    pub stage: String,
+    pub outcome: String,
+    /// The compile again with every pass dumped failed the same way (kind and stage).
+    pub reproduced: Option<bool>,
+    /// The HLO pass XLA had entered and not finished when it failed (from the per-pass files
+    /// written before the worker died).
+    pub last_pass_entered: Option<String>,
+    /// The last per-pass file written before the failure.
+    pub last_snapshot: Option<String>,
+    /// Where the failure happened, in words.
+    pub location: String,
+    /// Per-pass files the failing compile wrote.
+    pub snapshots: usize,
+    /// The pass after which XLA's own verifier rejected the module ("Failed after P").
+    pub rejected_after: Option<String>,
+    /// The first snapshot written before the failure that our verifier rejects or whose
+    /// oracle result differs from before_optimizations': the pass that broke the module.
+    pub first_broken: Option<StepRef>,
+    /// Snapshots (that changed the module) the oracle evaluated, and those it could not.
+    pub evaluated: usize,
+    pub unevaluable: usize,
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct BisectReport {
     pub backend: String,
@@ -116,6 +185,15 @@ pub struct BisectReport {
     pub after_optimizations: Option<StepResult>,
     pub culprit: Option<Culprit>,
     pub disabled_check: Option<DisabledCheck>,
+    /// The passes whose disabling avoids the divergence (see [`crate::disable`]).
+    pub disable_search: Option<DisableSearch>,
+    /// How far the snapshots establish where the divergence is.
+    pub evidence: Evidence,
+    /// XLA gave no result: where it failed.
+    pub failure: Option<FailureBisect>,
+    /// Kernel isolation below HLO (see [`crate::isolate`]): run when XLA differs (or fails
+    /// while executing) and no snapshot names a pass.
+    pub isolation: Option<Isolation>,
     pub skipped: usize,
     pub evaluated: usize,
     /// One paragraph for humans.
@@ -129,6 +207,7 @@ impl BisectReport {
     /// result, or the conversion did).
     pub fn found_divergence(&self) -> bool {
         !self.xla_matches_oracle
+            || self.failure.is_some()
             || self.culprit.is_some()
             || self.input_matches_before_optimizations == Some(false)
     }
@@ -149,13 +228,15 @@ impl BisectReport {
         );
         let _ = writeln!(s, "oracle on before_optimizations: {}", self.expected);
         let _ = writeln!(s, "{}: {}", self.backend, self.actual);
-        let _ = writeln!(
-            s,
-            "snapshots: {} evaluated, {} skipped, {} in the timeline",
-            self.evaluated,
-            self.skipped,
-            self.steps.len()
-        );
+        if self.failure.is_none() {
+            let _ = writeln!(
+                s,
+                "snapshots: {} evaluated, {} skipped, {} in the timeline",
+                self.evaluated,
+                self.skipped,
+                self.steps.len()
+            );
+        }
         for st in &self.steps {
             if st.status == "not_evaluated" {
                 continue;
@@ -178,10 +259,155 @@ impl BisectReport {
         if let Some(a) = &self.after_optimizations {
             let _ = writeln!(s, "  after_optimizations: {}", a.status);
         }
+        if let Some(f) = &self.failure {
+            let _ = writeln!(s, "failure: {} at {}", f.kind, f.stage);
+            if let Some(p) = &f.last_pass_entered {
+                let _ = writeln!(s, "  last pass entered: {p}");
+            }
+            if let Some(p) = &f.last_snapshot {
+                let _ = writeln!(s, "  last file written: {p}");
+            }
+            let _ = writeln!(
+                s,
+                "  per-pass files written: {} ({} changed the module and were evaluated, {} \
+                 could not be)",
+                f.snapshots, f.evaluated, f.unevaluable
+            );
+            if let Some(b) = &f.first_broken {
+                let _ = writeln!(s, "  first broken: step {} after {}", b.step, b.pass);
+            }
+        }
+        if let Some(d) = &self.disable_search {
+            let _ = writeln!(
+                s,
+                "disable-pass search: {} compiles over {} passes; smallest set: {}",
+                d.compiles,
+                d.candidates.len(),
+                if d.minimal.is_empty() {
+                    "none".to_string()
+                } else {
+                    d.minimal.join(", ")
+                }
+            );
+            for r in &d.roles {
+                let _ = writeln!(s, "  {:<16} {} ({})", r.role, r.pass, r.why);
+            }
+        }
+        if let Some(i) = &self.isolation {
+            let _ = writeln!(s, "kernel isolation: {} kernels run alone", i.kernels.len());
+            for k in &i.kernels {
+                let _ = writeln!(
+                    s,
+                    "  {:<12} {} ({}{}){}",
+                    k.status,
+                    k.name,
+                    k.kind.trim(),
+                    k.created_by
+                        .as_ref()
+                        .map(|p| format!(", created by {p}"))
+                        .unwrap_or_default(),
+                    if k.note.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {}", k.note)
+                    }
+                );
+            }
+        }
         let _ = writeln!(s, "\n{}", self.conclusion);
         if let Some(c) = &self.culprit {
             if !c.diff.is_empty() {
                 let _ = writeln!(s, "\ndiff of the module across {}:\n{}", c.pass, c.diff);
+            }
+        }
+        s
+    }
+}
+
+impl BisectReport {
+    /// The report as a markdown section (for an issue or a campaign report).
+    pub fn markdown(&self) -> String {
+        use std::fmt::Write as _;
+        let mut s = String::new();
+        let _ = writeln!(s, "## Bisection ({})\n", self.backend);
+        let _ = writeln!(s, "{}\n", self.conclusion);
+        if let Some(f) = &self.failure {
+            let _ = writeln!(s, "- failure: {} at {} (`{}`)", f.kind, f.stage, f.outcome);
+            if let Some(p) = &f.last_pass_entered {
+                let _ = writeln!(s, "- last pass entered: `{p}`");
+            }
+        } else {
+            let _ = writeln!(
+                s,
+                "- snapshots: {} evaluated, {} skipped, {} in the timeline",
+                self.evaluated,
+                self.skipped,
+                self.steps.len()
+            );
+            if let Some(c) = &self.culprit {
+                let _ = writeln!(s, "- changed the result: `{}` (step {})", c.pass, c.step);
+            }
+            if let Some(r) = &self.evidence.last_agreeing {
+                let _ = writeln!(
+                    s,
+                    "- last agreeing snapshot: step {} (`{}`)",
+                    r.step, r.pass
+                );
+            }
+            if let Some(r) = &self.evidence.first_unevaluable {
+                let _ = writeln!(
+                    s,
+                    "- first unevaluable snapshot: step {} (`{}`)",
+                    r.step, r.pass
+                );
+            }
+            if self.evidence.below_hlo {
+                s.push_str("- below HLO: every snapshot and after_optimizations agree\n");
+            }
+        }
+        if let Some(d) = &self.disable_search {
+            let _ = writeln!(
+                s,
+                "- disable-pass search ({} compiles): smallest set {}{}",
+                d.compiles,
+                if d.minimal.is_empty() {
+                    "none".to_string()
+                } else {
+                    format!("`xla_disable_hlo_passes={}`", d.minimal.join(","))
+                },
+                match &d.confirmation {
+                    Some(c) if c.took_effect => " (confirmed)",
+                    Some(_) => " (not confirmed)",
+                    None => "",
+                }
+            );
+            for r in &d.roles {
+                let _ = writeln!(s, "  - `{}`: {} ({})", r.pass, r.role, r.why);
+            }
+        }
+        if let Some(k) = self.isolation.as_ref().and_then(|i| i.wrong()) {
+            let _ = writeln!(
+                s,
+                "- first wrong kernel: `{}` ({}), {}{}",
+                k.name,
+                k.kind.trim(),
+                k.status,
+                k.created_by
+                    .as_ref()
+                    .map(|p| format!(", created by `{p}`"))
+                    .unwrap_or_default()
+            );
+            if let Some(m) = &self
+                .isolation
+                .as_ref()
+                .and_then(|i| i.kernel_module.clone())
+            {
+                let _ = writeln!(s, "\n```\n{}```", m);
+            }
+        }
+        if let Some(c) = &self.culprit {
+            if !c.diff.is_empty() {
+                let _ = writeln!(s, "\n```diff\n{}```", c.diff);
             }
         }
         s
@@ -259,7 +485,7 @@ fn unified_diff(a: &str, b: &str, a_name: &str, b_name: &str) -> String {
         .to_string()
 }
 
-fn short_literal(l: &Literal) -> String {
+pub(crate) fn short_literal(l: &Literal) -> String {
     let s = hlo::print::literal_to_string(l);
     if s.chars().count() > 600 {
         format!("{}...", s.chars().take(600).collect::<String>())
@@ -278,7 +504,12 @@ pub fn bisect(
     let given = hlo::parse::parse_module(module_text).ok();
     // `_tmp` keeps a temporary dump directory until the bisection is over.
     let (dump_dir, _tmp) = make_dump_dir(opts)?;
-    let xla = compile_with_dump(module_text, inputs, backend, &opts.run, &dump_dir)?;
+    let xla = match compile_with_dump(module_text, inputs, backend, &opts.run, &dump_dir, ".*")? {
+        Ok(r) => r,
+        Err(failed) => {
+            return bisect_failure(module_text, inputs, backend, opts, &dump_dir, failed, given)
+        }
+    };
     let dm = dumped_module(&dump_dir)?;
     let reference = Reference::evaluate(&dump_dir, &dm, inputs, opts.tolerance_scale)?;
     let xla_verdict = reference.judge(backend.name(), &xla);
@@ -303,7 +534,7 @@ pub fn bisect(
         Some(_) => None,
     };
 
-    // The semantic check.
+    // The semantic checks.
     let disabled_check = match (&culprit, opts.no_confirm) {
         (Some(c), false) => Some(check_disabled(
             module_text,
@@ -314,15 +545,49 @@ pub fn bisect(
         )),
         _ => None,
     };
+    let disable_search = (!opts.no_confirm && !xla_matches_oracle).then(|| {
+        let avoids = |o: &Outcome| match o {
+            Outcome::Ok(r) => agrees(&reference.judge(backend.name(), r)),
+            _ => false,
+        };
+        let mut s = crate::disable::search(
+            module_text,
+            inputs,
+            backend,
+            &opts.run,
+            timeline_passes(&dm.timeline, culprit.as_ref().map(|c| c.pass.as_str())),
+            culprit.as_ref().map(|c| c.pass.as_str()),
+            "XLA agrees with the oracle",
+            &avoids,
+            budget(opts),
+            &search_limits(&opts.run, Some(&xla.timings)),
+        );
+        s.roles = snapshot_roles(&s, &dm.timeline, &walk.steps, culprit.as_ref());
+        s
+    });
 
-    let conclusion = conclude(
+    let isolation = (!opts.no_confirm && !xla_matches_oracle && culprit.is_none())
+        .then(|| isolate_kernels(&dump_dir, &dm, inputs, backend, opts))
+        .flatten();
+    let evidence = evidence(
+        &dm.timeline,
+        &walk.steps,
         xla_matches_oracle,
-        input_matches_before_optimizations,
-        culprit.as_ref(),
-        disabled_check.as_ref(),
+        culprit.is_some(),
         after_optimizations.as_ref(),
-        walk.skipped,
     );
+    let conclusion = conclude(&Facts {
+        xla_ok: xla_matches_oracle,
+        input_same: input_matches_before_optimizations,
+        culprit: culprit.as_ref(),
+        disabled: disabled_check.as_ref(),
+        after_opt: after_optimizations.as_ref(),
+        skipped: walk.skipped,
+        evaluated: walk.evaluated,
+        evidence: &evidence,
+        search: disable_search.as_ref(),
+        isolation: isolation.as_ref(),
+    });
     Ok(BisectReport {
         backend: backend.name().into(),
         module_name: dm
@@ -341,12 +606,610 @@ pub fn bisect(
         after_optimizations,
         culprit,
         disabled_check,
+        disable_search,
+        evidence,
+        failure: None,
+        isolation,
         skipped: walk.skipped,
         evaluated: walk.evaluated,
         conclusion,
         expected: short_literal(&reference.run.result()),
         actual: short_literal(&xla.result()),
     })
+}
+
+/// Stage limits of the search's compiles: a disabled pass can make XLA hang, so a try gets a
+/// multiple of what the first compile and run took (at least 20 s to compile, 5 s to run),
+/// never more than `run`'s own limits.
+fn search_limits(run: &RunOptions, first: Option<&engine::backend::Timings>) -> StageTimeouts {
+    use std::time::Duration;
+    let ms = |x: f64| Duration::from_millis(x.max(0.0) as u64);
+    let (compile, execute) = match first {
+        Some(t) => (
+            ms(10.0 * t.compile_ms).max(Duration::from_secs(20)),
+            ms(20.0 * t.execute_ms).max(Duration::from_secs(5)),
+        ),
+        None => (Duration::from_secs(30), Duration::from_secs(10)),
+    };
+    StageTimeouts {
+        compile: compile.min(run.timeouts.compile),
+        execute: execute.min(run.timeouts.execute),
+        ..run.timeouts.clone()
+    }
+}
+
+fn budget(opts: &BisectOptions) -> usize {
+    if opts.search_budget == 0 {
+        60
+    } else {
+        opts.search_budget
+    }
+}
+
+/// The passes of `timeline` as `xla_disable_hlo_passes` takes them, each once, in the order
+/// they first wrote a snapshot (with the regex `.*`: the passes that changed the module);
+/// `also` (the culprit, which may have run outside a pipeline) is added when missing.
+fn timeline_passes(timeline: &[PassStep], also: Option<&str>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for p in timeline
+        .iter()
+        .filter_map(step_pass)
+        .chain(also.map(str::to_string))
+    {
+        if is_pass_name(&p) && !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// The pass whose run wrote snapshot `st` (`None` for a pipeline's start, which every
+/// pipeline writes).
+fn step_pass(st: &PassStep) -> Option<String> {
+    (st.pass_internal || !st.is_pipeline_start()).then(|| pass_of(st))
+}
+
+fn is_pass_name(p: &str) -> bool {
+    !p.is_empty() && p != "pipeline-start" && p != "pipeline-end"
+}
+
+/// What the snapshot walk says of each pass the search found (see [`PassRole`]).
+fn snapshot_roles(
+    s: &DisableSearch,
+    timeline: &[PassStep],
+    steps: &[StepResult],
+    culprit: Option<&Culprit>,
+) -> Vec<PassRole> {
+    let mut passes: Vec<&String> = s.minimal.iter().collect();
+    passes.extend(s.alone.iter().filter(|p| !s.minimal.contains(p)));
+    passes
+        .into_iter()
+        .map(|p| {
+            let mine: Vec<&StepResult> = (0..timeline.len())
+                .filter(|&k| step_pass(&timeline[k]).as_deref() == Some(p.as_str()))
+                .map(|k| &steps[k])
+                .collect();
+            let (role, why) = if culprit.is_some_and(|c| c.pass == *p) {
+                let c = culprit.unwrap();
+                (
+                    "changed-result",
+                    format!("its snapshot (step {}) is the first that differs", c.step),
+                )
+            } else if culprit.is_some_and(|c| c.also_possible.contains(p)) {
+                (
+                    "not-established",
+                    "its snapshot just before the first difference could not be evaluated"
+                        .to_string(),
+                )
+            } else if !mine.is_empty() && mine.iter().all(|st| st.status == "same") {
+                (
+                    "masking",
+                    format!(
+                        "its snapshot(s) (step {}) agree with before_optimizations",
+                        mine.iter()
+                            .map(|st| st.step.to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                )
+            } else {
+                (
+                    "not-established",
+                    "not all of its snapshots were evaluated".to_string(),
+                )
+            };
+            PassRole {
+                pass: p.clone(),
+                role: role.into(),
+                why,
+            }
+        })
+        .collect()
+}
+
+/// How far the walk establishes where the divergence is (see [`Evidence`]).
+fn evidence(
+    timeline: &[PassStep],
+    steps: &[StepResult],
+    xla_ok: bool,
+    has_culprit: bool,
+    after_opt: Option<&StepResult>,
+) -> Evidence {
+    let step_ref = |k: usize| StepRef {
+        step: steps[k].step,
+        pass: culprit_pass(timeline, k),
+        path: steps[k].path.clone(),
+        note: steps[k].note.clone(),
+    };
+    let first = steps.iter().position(|s| s.status == "skipped");
+    let last = steps[..first.unwrap_or(steps.len())]
+        .iter()
+        .rposition(|s| s.status == "same");
+    Evidence {
+        first_unevaluable: first.map(step_ref),
+        last_agreeing: last.map(step_ref),
+        below_hlo: !xla_ok
+            && !has_culprit
+            && first.is_none()
+            && steps.iter().all(|s| s.status == "same")
+            && after_opt.is_some_and(|a| a.status == "same"),
+    }
+}
+
+/// XLA gave no result on the first compile (`failed`): where it failed, and which passes,
+/// disabled, avoid the failure.
+fn bisect_failure(
+    module_text: &str,
+    inputs: &[Literal],
+    backend: &dyn Backend,
+    opts: &BisectOptions,
+    dump_dir: &Path,
+    failed: Outcome,
+    given: Option<Module>,
+) -> Result<BisectReport, BisectError> {
+    let stage = failed.stage().map(|s| s.name()).unwrap_or("?").to_string();
+    let mut f = FailureBisect {
+        kind: failed.kind().into(),
+        stage: stage.clone(),
+        outcome: failed.to_string().lines().next().unwrap_or("").to_string(),
+        reproduced: None,
+        last_pass_entered: None,
+        last_snapshot: None,
+        location: String::new(),
+        snapshots: 0,
+        rejected_after: failed_after(&failed),
+        first_broken: None,
+        evaluated: 0,
+        unevaluable: 0,
+    };
+    // Candidates of the search, and the pass the failure is in.
+    let mut candidates = Vec::new();
+    let mut prefer = None;
+    let mut search_it = !opts.no_confirm;
+    let mut statuses = Vec::new();
+    let mut isolation = None;
+    match stage.as_str() {
+        "parse" | "convert" => {
+            f.location = format!(
+                "XLA failed in the {stage} stage, before any HLO pass ran: no pass is involved"
+            );
+            search_it = false;
+        }
+        "execute" => {
+            // Every pass ran; the `.*` dump of this compile has their snapshots.
+            let dm = dumped_module(dump_dir).ok();
+            f.snapshots = dm.as_ref().map_or(0, |m| m.timeline.len());
+            f.location = "XLA compiled the module (every HLO pass ran) and failed while \
+                          executing it"
+                .into();
+            if let Some(dm) = &dm {
+                if !opts.no_confirm {
+                    isolation = isolate_kernels(dump_dir, dm, inputs, backend, opts);
+                }
+                let w = walk_changed(dump_dir, dm, inputs, opts.tolerance_scale);
+                candidates = w.candidates;
+                statuses = w.statuses;
+                (f.first_broken, f.evaluated, f.unevaluable) =
+                    (w.first_broken, w.evaluated, w.unevaluable);
+            }
+        }
+        _ => {
+            // A compile failure: compile again with every pass dumped, so the last file
+            // written names the pass that was running.
+            let every = dump_dir.join("every-pass");
+            let again = compile_with_dump(module_text, inputs, backend, &opts.run, &every, ".+")?;
+            let again_kind = match &again {
+                Ok(_) => "ok",
+                Err(o) => o.kind(),
+            };
+            let again_stage = again.as_ref().err().and_then(|o| o.stage());
+            f.reproduced =
+                Some(again_kind == f.kind && again_stage.map(|s| s.name()) == Some(stage.as_str()));
+            let index = hlo::dump::read_dump_dir(&every).ok();
+            let dm = index.as_ref().and_then(pick_module);
+            match dm {
+                None => {
+                    f.location = "XLA failed before its HLO passes started (no \
+                                  before_optimizations was written): in the conversion of the \
+                                  module to XLA's input, not in a pass"
+                        .into();
+                    search_it = false;
+                }
+                Some(dm) => {
+                    f.snapshots = dm.timeline.len();
+                    if !dm.after_optimizations.is_empty() {
+                        f.location = "Every HLO pass finished (after_optimizations was written): \
+                                      XLA failed after them, in code generation"
+                            .into();
+                    } else if let Some(p) = &f.rejected_after {
+                        f.location = format!(
+                            "XLA's own verifier rejected the module after pass `{p}` (\"Failed \
+                             after {p}\")"
+                        );
+                        f.last_snapshot = dm.timeline.last().map(|l| l.path.clone());
+                    } else if let Some(last) = dm.timeline.last() {
+                        f.last_snapshot = Some(last.path.clone());
+                        let entered = if last.pass_internal {
+                            Some(last.pipeline.clone())
+                        } else if is_pass_name(&last.before) {
+                            Some(last.before.clone())
+                        } else {
+                            None
+                        };
+                        f.location = match &entered {
+                            Some(p) => format!(
+                                "XLA failed inside pass `{p}`: the last file written ({}) is \
+                                 the module before it, and no file after it was written",
+                                last.path
+                            ),
+                            None => format!(
+                                "XLA failed after pipeline `{}` ended ({}), before the next \
+                                 pipeline wrote its start",
+                                last.pipeline, last.path
+                            ),
+                        };
+                        f.last_pass_entered = entered;
+                    } else {
+                        f.location = "XLA failed after writing before_optimizations, before \
+                                      the first pipeline wrote its start"
+                            .into();
+                    }
+                    let w = walk_changed(&every, dm, inputs, opts.tolerance_scale);
+                    candidates = w.candidates;
+                    statuses = w.statuses;
+                    (f.first_broken, f.evaluated, f.unevaluable) =
+                        (w.first_broken, w.evaluated, w.unevaluable);
+                    if let Some(p) = &f.last_pass_entered {
+                        if !candidates.contains(p) {
+                            candidates.push(p.clone());
+                        }
+                    }
+                    prefer = f
+                        .first_broken
+                        .as_ref()
+                        .map(|b| b.pass.clone())
+                        .or_else(|| f.last_pass_entered.clone());
+                }
+            }
+        }
+    }
+    if f.kind == "timeout" {
+        // Every try would cost the stage's time limit.
+        search_it = false;
+    }
+    let disable_search = (search_it && !candidates.is_empty()).then(|| {
+        let avoids = |o: &Outcome| o.is_ok();
+        let mut s = crate::disable::search(
+            module_text,
+            inputs,
+            backend,
+            &opts.run,
+            candidates,
+            prefer.as_deref(),
+            "XLA gives a result",
+            &avoids,
+            budget(opts),
+            &search_limits(&opts.run, None),
+        );
+        s.roles = failure_roles(&s, &f, &statuses);
+        s
+    });
+    let expected = given
+        .as_ref()
+        .map(|g| match interp_outcome(g, inputs) {
+            Outcome::Ok(r) => short_literal(&r.result()),
+            o => format!("(the oracle: {o})"),
+        })
+        .unwrap_or_default();
+    let mut conclusion = conclude_failure(&f, disable_search.as_ref());
+    if let Some(i) = &isolation {
+        conclusion.push(' ');
+        conclusion.push_str(&isolation_words(i));
+    }
+    Ok(BisectReport {
+        backend: backend.name().into(),
+        module_name: given.as_ref().map(|g| g.name.clone()).unwrap_or_default(),
+        dump_dir: opts.dump_dir.as_ref().map(|d| d.display().to_string()),
+        xla_matches_oracle: false,
+        xla_vs_oracle: f.outcome.clone(),
+        input_matches_before_optimizations: None,
+        steps: Vec::new(),
+        after_optimizations: None,
+        culprit: None,
+        disabled_check: None,
+        disable_search,
+        evidence: Evidence::default(),
+        isolation,
+        skipped: 0,
+        evaluated: 0,
+        conclusion,
+        expected,
+        actual: f.outcome.clone(),
+        failure: Some(f),
+    })
+}
+
+/// Kernel isolation on `dm`'s after_optimizations module (`None` when the dump has none).
+fn isolate_kernels(
+    dir: &Path,
+    dm: &DumpModule,
+    inputs: &[Literal],
+    backend: &dyn Backend,
+    opts: &BisectOptions,
+) -> Option<Isolation> {
+    let p = dm.after_optimizations.values().next()?;
+    let text = match read(dir, p) {
+        Ok(t) => t,
+        Err(e) => {
+            return Some(Isolation {
+                error: Some(e),
+                ..Isolation::default()
+            })
+        }
+    };
+    let snapshots: Vec<(String, String)> = dm
+        .timeline
+        .iter()
+        .enumerate()
+        .map(|(k, st)| {
+            (
+                culprit_pass(&dm.timeline, k),
+                read(dir, &st.path).unwrap_or_default(),
+            )
+        })
+        .collect();
+    let created_by = |name: &str| {
+        let def = format!("%{name} = ");
+        snapshots
+            .iter()
+            .find(|(_, t)| t.contains(&def))
+            .map(|(p, _)| p.clone())
+    };
+    let mut run = opts.run.clone();
+    run.timeouts = search_limits(&opts.run, None);
+    Some(
+        crate::isolate::isolate(
+            &text,
+            inputs,
+            backend,
+            &run,
+            opts.tolerance_scale,
+            budget(opts),
+            &created_by,
+        )
+        .unwrap_or_else(|e| Isolation {
+            error: Some(e),
+            ..Isolation::default()
+        }),
+    )
+}
+
+/// Kernel isolation in words.
+fn isolation_words(i: &Isolation) -> String {
+    if let Some(e) = &i.error {
+        return format!("Kernel isolation could not run: {e}.");
+    }
+    let n = i.kernels.len();
+    match i.wrong() {
+        Some(k) => format!(
+            "Kernel isolation (each kernel of after_optimizations compiled alone on the operand \
+             values the oracle computed): the first wrong kernel is `{}` ({}{}), created by {}: \
+             {}{}.",
+            k.name,
+            k.kind.trim(),
+            k.computation
+                .as_ref()
+                .map(|c| format!(", computation `{c}`"))
+                .unwrap_or_default(),
+            k.created_by
+                .as_ref()
+                .map(|p| format!("pass `{p}`"))
+                .unwrap_or_else(|| "a pass whose snapshot was not dumped".into()),
+            k.status,
+            if k.note.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", k.note)
+            }
+        ),
+        None if n == 0 => "Kernel isolation: after_optimizations has no fusion or library call \
+                           to run alone."
+            .into(),
+        None => {
+            let not = i
+                .kernels
+                .iter()
+                .filter(|k| k.status == "not-isolated")
+                .count();
+            format!(
+                "Kernel isolation: none of the {n} kernels of after_optimizations, run alone, \
+                 differs from the oracle{}: which kernel is wrong is not established (the \
+                 divergence needs them together, or lies outside the kernels).",
+                if not > 0 {
+                    format!(" ({not} could not be run alone)")
+                } else {
+                    String::new()
+                }
+            )
+        }
+    }
+}
+
+/// The pass after which XLA's verifier rejected the module, from its message ("Failed after
+/// simplification").
+fn failed_after(o: &Outcome) -> Option<String> {
+    let Outcome::Rejected { message, .. } = o else {
+        return None;
+    };
+    let rest = &message[message.find("Failed after ")? + "Failed after ".len()..];
+    let p: String = rest
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || "_-.".contains(*c))
+        .collect();
+    let p = p.trim_end_matches('.').to_string();
+    (!p.is_empty()).then_some(p)
+}
+
+/// The snapshots written before a failure, judged (see [`walk_changed`]).
+struct ChangedWalk {
+    /// Passes whose snapshot changed the module, in order.
+    candidates: Vec<String>,
+    /// Per pass, the status of each of its snapshots that changed the module: `same`,
+    /// `broken`, `skipped` (could not be evaluated) or `not_evaluated` (after the first
+    /// broken one).
+    statuses: Vec<(String, String)>,
+    first_broken: Option<StepRef>,
+    evaluated: usize,
+    unevaluable: usize,
+}
+
+/// Walks `dm`'s snapshots (of a compile that failed) that changed the module: each one our
+/// verifier accepts is evaluated by the oracle against before_optimizations, up to the first
+/// that is invalid or differs. Snapshots whose text equals the previous one's are unchanged
+/// modules and are not candidates of the disable-pass search.
+fn walk_changed(dir: &Path, dm: &DumpModule, inputs: &[Literal], scale: f64) -> ChangedWalk {
+    let reference = Reference::evaluate(dir, dm, inputs, scale).ok();
+    let mut prev = dm
+        .before_optimizations
+        .as_deref()
+        .and_then(|p| read(dir, p).ok())
+        .unwrap_or_default();
+    let mut w = ChangedWalk {
+        candidates: Vec::new(),
+        statuses: Vec::new(),
+        first_broken: None,
+        evaluated: 0,
+        unevaluable: 0,
+    };
+    for (k, st) in dm.timeline.iter().enumerate() {
+        let text = read(dir, &st.path).unwrap_or_default();
+        // Snapshot text carries no pass name, so equal text is an unchanged module.
+        let changed = text != prev;
+        prev = text;
+        let Some(p) = step_pass(st).filter(|p| changed && is_pass_name(p)) else {
+            continue;
+        };
+        if !w.candidates.contains(&p) {
+            w.candidates.push(p.clone());
+        }
+        let status = if w.first_broken.is_some() {
+            "not_evaluated"
+        } else {
+            let judged = match hlo::parse::parse_module(&prev) {
+                Err(e) => Err(format!("our parser: {e}")),
+                Ok(m) => match hlo::verify::verify_module(&m) {
+                    Err(e) => Ok(Some(format!("our verifier rejects it: {e}"))),
+                    Ok(()) => match &reference {
+                        None => Err("the oracle cannot evaluate before_optimizations".into()),
+                        Some(r) => r.judge_snapshot(dir, &st.path).map(|v| {
+                            (!agrees(&v)).then(|| {
+                                format!(
+                                    "the oracle's result differs: {}",
+                                    summary(&v).lines().next().unwrap_or("")
+                                )
+                            })
+                        }),
+                    },
+                },
+            };
+            match judged {
+                Err(_) => {
+                    w.unevaluable += 1;
+                    "skipped"
+                }
+                Ok(None) => {
+                    w.evaluated += 1;
+                    "same"
+                }
+                Ok(Some(why)) => {
+                    w.evaluated += 1;
+                    w.first_broken = Some(StepRef {
+                        step: st.step,
+                        pass: culprit_pass(&dm.timeline, k),
+                        path: st.path.clone(),
+                        note: Some(why),
+                    });
+                    "broken"
+                }
+            }
+        };
+        w.statuses.push((p, status.into()));
+    }
+    w
+}
+
+/// Roles of the passes a failure search found: the pass that broke the module (its snapshot
+/// is invalid or changes the result), the pass XLA failed in, passes whose snapshots are
+/// valid and agree (masking: the module they left was correct), and the rest (not
+/// established).
+fn failure_roles(
+    s: &DisableSearch,
+    f: &FailureBisect,
+    statuses: &[(String, String)],
+) -> Vec<PassRole> {
+    let mut passes: Vec<&String> = s.minimal.iter().collect();
+    passes.extend(s.alone.iter().filter(|p| !s.minimal.contains(p)));
+    passes
+        .into_iter()
+        .map(|p| {
+            let mine: Vec<&str> = statuses
+                .iter()
+                .filter(|(q, _)| q == p)
+                .map(|(_, st)| st.as_str())
+                .collect();
+            let (role, why) = match &f.first_broken {
+                Some(b) if b.pass == *p => (
+                    "changed-result",
+                    format!(
+                        "its snapshot (step {}) is the first that is broken: {}",
+                        b.step,
+                        b.note.as_deref().unwrap_or("")
+                    ),
+                ),
+                _ if f.last_pass_entered.as_deref() == Some(p.as_str()) => {
+                    ("failed-inside", "XLA failed inside it".to_string())
+                }
+                _ if f.rejected_after.as_deref() == Some(p.as_str()) => (
+                    "failed-inside",
+                    "XLA's verifier rejected the module after it".to_string(),
+                ),
+                _ if !mine.is_empty() && mine.iter().all(|st| *st == "same") => (
+                    "masking",
+                    "its snapshots are valid and evaluate to before_optimizations' result"
+                        .to_string(),
+                ),
+                _ => (
+                    "not-established",
+                    "not all of its snapshots could be evaluated".to_string(),
+                ),
+            };
+            PassRole {
+                pass: p.clone(),
+                role: role.into(),
+                why,
+            }
+        })
+        .collect()
 }
 
 /// Where XLA dumps: `opts.dump_dir` (created), else a temporary directory, returned with it
@@ -371,17 +1234,19 @@ fn make_dump_dir(
 }
 
 /// XLA's result of the compile of `module_text` (with `run`'s options) that dumps a snapshot
-/// after every pass into `dump_dir`.
+/// after every pass matching `pass_re` into `dump_dir`; `Ok(Err(outcome))` when XLA gave no
+/// result (crash, rejection, hang).
 fn compile_with_dump(
     module_text: &str,
     inputs: &[Literal],
     backend: &dyn Backend,
     run: &RunOptions,
     dump_dir: &Path,
-) -> Result<RunResult, BisectError> {
+    pass_re: &str,
+) -> Result<Result<RunResult, Outcome>, BisectError> {
     let mut run = run.clone();
     run.dump_to = Some(dump_dir.to_path_buf());
-    run.pass_re = Some(".*".into());
+    run.pass_re = Some(pass_re.into());
     // Large constants are elided (`{...}`) from dumps by default; the oracle needs them.
     if !run
         .env_option_overrides
@@ -392,9 +1257,14 @@ fn compile_with_dump(
             .push(("xla_dump_large_constants".into(), "true".into()));
     }
     match backend.run(module_text, inputs, &run) {
-        Outcome::Ok(r) => Ok(r),
+        Outcome::Ok(r) => Ok(Ok(r)),
         Outcome::Unavailable { why } => Err(BisectError::Unavailable(why)),
         Outcome::HarnessError { message, .. } => Err(BisectError::BadInput(message)),
+        o @ (Outcome::Crash { .. } | Outcome::Timeout { .. }) => Ok(Err(o)),
+        o @ Outcome::Rejected {
+            stage: engine::backend::Stage::Compile | engine::backend::Stage::Execute,
+            ..
+        } => Ok(Err(o)),
         o => Err(BisectError::NoResult {
             backend: backend.name().into(),
             outcome: o.to_string(),
@@ -656,16 +1526,28 @@ fn check_disabled(
     }
 }
 
-fn conclude(
+/// What a mismatch's conclusion is written from.
+struct Facts<'a> {
     xla_ok: bool,
     input_same: Option<bool>,
-    culprit: Option<&Culprit>,
-    disabled: Option<&DisabledCheck>,
-    after_opt: Option<&StepResult>,
+    culprit: Option<&'a Culprit>,
+    disabled: Option<&'a DisabledCheck>,
+    after_opt: Option<&'a StepResult>,
     skipped: usize,
-) -> String {
+    evaluated: usize,
+    evidence: &'a Evidence,
+    search: Option<&'a DisableSearch>,
+    isolation: Option<&'a Isolation>,
+}
+
+fn step_words(r: &StepRef) -> String {
+    format!("step {} (after `{}`, {})", r.step, r.pass, r.path)
+}
+
+/// The conclusion of a mismatch: only what the snapshots and recompiles established.
+fn conclude(f: &Facts) -> String {
     let mut parts = Vec::new();
-    if input_same == Some(false) {
+    if f.input_same == Some(false) {
         parts.push(
             "The divergence is already in before_optimizations: the oracle's result on the given \
              module differs from its result on the module XLA received (the HLO -> MLIR -> HLO \
@@ -673,7 +1555,7 @@ fn conclude(
                 .to_string(),
         );
     }
-    match culprit {
+    match f.culprit {
         Some(c) => {
             let mut s = format!(
                 "The oracle's result first changes after pass `{}`{} (step {}, {}).",
@@ -693,11 +1575,11 @@ fn conclude(
                     c.also_possible.join(", ")
                 ));
             }
-            if xla_ok {
+            if f.xla_ok {
                 s.push_str(" XLA's final result nevertheless agrees with the oracle.");
             }
             parts.push(s);
-            if let Some(d) = disabled {
+            if let Some(d) = f.disabled {
                 parts.push(match d.xla_matches_oracle {
                     Some(true) => format!(
                         "With xla_disable_hlo_passes={} XLA's result agrees with the oracle.",
@@ -715,37 +1597,182 @@ fn conclude(
                 });
             }
         }
-        None if !xla_ok => {
-            let mut s = String::from(
-                "No pass changed the oracle's result: the divergence is in code \
-                 generation/runtime.",
-            );
-            if let Some(a) = after_opt {
-                s.push_str(match a.status.as_str() {
-                    "same" => {
-                        " The oracle evaluates the after-optimizations module to the same result \
-                         as before_optimizations."
-                    }
-                    "differs" => {
-                        " The oracle evaluates the after-optimizations module to a different \
-                         result: a pass whose snapshot was not dumped changed it."
-                    }
-                    _ => " The oracle cannot evaluate the after-optimizations module.",
-                });
-            }
-            if skipped > 0 {
-                s.push_str(&format!(
-                    " {skipped} snapshot(s) could not be evaluated and were skipped."
-                ));
-            }
-            parts.push(s);
-        }
+        None if !f.xla_ok => parts.push(unlocated(f)),
+        None if f.skipped > 0 => parts.push(format!(
+            "XLA's result agrees with the oracle; no evaluated snapshot changed the oracle's \
+             result ({} evaluated, {} could not be evaluated).",
+            f.evaluated, f.skipped
+        )),
         None => parts.push(
             "XLA's result agrees with the oracle and no pass changed the oracle's result."
                 .to_string(),
         ),
     }
+    if let Some(s) = f.search {
+        parts.push(search_words(s, "makes XLA agree with the oracle"));
+    }
+    if let Some(i) = f.isolation {
+        parts.push(isolation_words(i));
+    }
     parts.join(" ")
+}
+
+/// XLA differs and no evaluated snapshot differs: below HLO only when everything was
+/// evaluated; otherwise the last agreeing and the first unevaluable snapshot.
+fn unlocated(f: &Facts) -> String {
+    let e = f.evidence;
+    if e.below_hlo {
+        return format!(
+            "No pass changed the oracle's result: every snapshot ({}) and the \
+             after-optimizations module were evaluated and agree with before_optimizations, so \
+             the divergence is below HLO (code generation, a library call or the runtime).",
+            f.evaluated
+        );
+    }
+    if let Some(first) = &e.first_unevaluable {
+        return format!(
+            "Not established where the divergence comes from: the oracle could not evaluate \
+             every snapshot ({} evaluated, {} not). The last evaluated snapshot that agrees \
+             with before_optimizations is {}; the first it could not evaluate is {}: {}. The \
+             pass of that snapshot, a later pass or code generation may be responsible.",
+            f.evaluated,
+            f.skipped,
+            e.last_agreeing
+                .as_ref()
+                .map(step_words)
+                .unwrap_or_else(|| "before_optimizations itself (none did)".into()),
+            step_words(first),
+            first
+                .note
+                .as_deref()
+                .and_then(|n| n.lines().next())
+                .unwrap_or("?"),
+        );
+    }
+    match f.after_opt {
+        Some(a) if a.status == "differs" => format!(
+            "Every snapshot ({}) agrees with before_optimizations but the after-optimizations \
+             module does not: a pass whose snapshot was not dumped changed the result.",
+            f.evaluated
+        ),
+        Some(a) => format!(
+            "Every snapshot ({}) agrees with before_optimizations, but the oracle could not \
+             evaluate the after-optimizations module ({}): not established whether the \
+             divergence is below HLO.",
+            f.evaluated,
+            a.note
+                .as_deref()
+                .and_then(|n| n.lines().next())
+                .unwrap_or("?")
+        ),
+        None => format!(
+            "Every snapshot ({}) agrees with before_optimizations, but the dump has no \
+             after-optimizations module: not established whether the divergence is below HLO.",
+            f.evaluated
+        ),
+    }
+}
+
+/// The disable-pass search in words; `goal` completes "disabling P ...".
+fn search_words(s: &DisableSearch, goal: &str) -> String {
+    let mut out = String::new();
+    let n = s.candidates.len();
+    if s.minimal.is_empty() {
+        out.push_str(&format!(
+            "Disable-pass search ({} compiles over {n} candidate passes): no set of them, \
+             disabled, {goal}",
+            s.compiles
+        ));
+        if let Some(o) = &s.all_outcome {
+            out.push_str(&format!(" (all disabled: {o})"));
+        }
+        if s.truncated {
+            out.push_str("; the search stopped at its compile budget");
+        }
+        out.push('.');
+        return out;
+    }
+    out.push_str(&format!(
+        "Disable-pass search ({} compiles over {n} candidate passes): disabling {} {goal}{}",
+        s.compiles,
+        s.minimal
+            .iter()
+            .map(|p| format!("`{p}`"))
+            .collect::<Vec<_>>()
+            .join(" + "),
+        if s.truncated {
+            " (the search stopped at its compile budget: the set may not be minimal)"
+        } else {
+            ""
+        }
+    ));
+    match &s.confirmation {
+        Some(c) if c.took_effect => {
+            out.push_str(" (confirmed: no dump file of a disabled pass was written).")
+        }
+        Some(c) if !c.still_dumped.is_empty() => out.push_str(&format!(
+            " (NOT confirmed: {} still wrote dump files, so the disable may have been \
+             overridden).",
+            c.still_dumped.join(", ")
+        )),
+        Some(_) => {
+            out.push_str(" (not confirmed: the confirming compile wrote no per-pass files).")
+        }
+        None => out.push('.'),
+    }
+    for r in &s.roles {
+        out.push(' ');
+        out.push_str(&match r.role.as_str() {
+            "changed-result" => format!("Changed the result: `{}` ({}).", r.pass, r.why),
+            "failed-inside" => format!("XLA failed in `{}` ({}).", r.pass, r.why),
+            "masking" => format!(
+                "Disabling `{}` also avoids it, but `{}` did not change the result ({}): masking.",
+                r.pass, r.pass, r.why
+            ),
+            _ => format!(
+                "Disabling `{}` also avoids it; whether it changed the result is not \
+                 established ({}).",
+                r.pass, r.why
+            ),
+        });
+    }
+    out
+}
+
+/// The conclusion of a compile or run that gave no result.
+fn conclude_failure(f: &FailureBisect, search: Option<&DisableSearch>) -> String {
+    let mut s = format!("XLA gave no result ({}). {}.", f.outcome, f.location);
+    if f.reproduced == Some(false) {
+        s.push_str(
+            " Compiling again with every pass dumped did not fail the same way: the failure \
+             is not deterministic, and where it happened is not established.",
+        );
+    }
+    match &f.first_broken {
+        Some(b) => s.push_str(&format!(
+            " The module first breaks at {}: {}.",
+            step_words(b),
+            b.note.as_deref().unwrap_or("")
+        )),
+        None if f.evaluated > 0 && f.unevaluable == 0 => s.push_str(&format!(
+            " Every snapshot written before the failure that changed the module ({}) is valid \
+             and evaluates to before_optimizations' result: XLA failed on a correct module.",
+            f.evaluated
+        )),
+        None if f.unevaluable > 0 => s.push_str(&format!(
+            " Of the snapshots that changed the module, {} agree and {} could not be evaluated: \
+             not established whether a pass broke the module before the failure.",
+            f.evaluated, f.unevaluable
+        )),
+        None => {}
+    }
+    if let Some(d) = search {
+        s.push(' ');
+        s.push_str(&search_words(d, "makes the failure go away"));
+    } else if f.kind == "timeout" {
+        s.push_str(" No disable-pass search: every try would cost the time limit.");
+    }
+    s
 }
 
 #[cfg(test)]
@@ -763,21 +1790,74 @@ mod tests {
         }
     }
 
+    /// A timeline of `(path, status, note)` snapshots, walked as the bisector walks it.
+    fn walked(snaps: &[(&str, &str, Option<&str>)]) -> (Vec<PassStep>, Vec<StepResult>) {
+        let mut paths = vec!["module_0001.m.before_optimizations.txt"];
+        paths.extend(snaps.iter().map(|s| s.0));
+        let index = hlo::dump::classify_paths(&paths);
+        let tl = pick_module(&index).unwrap().timeline.clone();
+        let steps = tl
+            .iter()
+            .zip(snaps)
+            .map(|(st, (_, status, note))| StepResult {
+                step: st.step,
+                pipeline: st.pipeline.clone(),
+                after: st.after.clone(),
+                before: st.before.clone(),
+                path: st.path.clone(),
+                pass_internal: st.pass_internal,
+                status: status.to_string(),
+                note: note.map(str::to_string),
+            })
+            .collect();
+        (tl, steps)
+    }
+
+    fn facts<'a>(
+        xla_ok: bool,
+        input_same: Option<bool>,
+        culprit: Option<&'a Culprit>,
+        disabled: Option<&'a DisabledCheck>,
+        skipped: usize,
+        evidence: &'a Evidence,
+    ) -> Facts<'a> {
+        Facts {
+            xla_ok,
+            input_same,
+            culprit,
+            disabled,
+            after_opt: None,
+            skipped,
+            evaluated: 3,
+            evidence,
+            search: None,
+            isolation: None,
+        }
+    }
+
     #[test]
     fn conclusions_name_what_was_found() {
-        let c = conclude(false, Some(true), Some(&culprit(&[])), None, None, 0);
+        let none = Evidence::default();
+        let c = conclude(&facts(
+            false,
+            Some(true),
+            Some(&culprit(&[])),
+            None,
+            0,
+            &none,
+        ));
         assert!(
             c.contains("after pass `algsimp` in pipeline `simplification` (step 6"),
             "{c}"
         );
-        let c = conclude(
+        let c = conclude(&facts(
             false,
             Some(true),
             Some(&culprit(&["constant_folding"])),
             None,
-            None,
             1,
-        );
+            &none,
+        ));
         assert!(
             c.contains("may be responsible instead: constant_folding"),
             "{c}"
@@ -788,26 +1868,188 @@ mod tests {
             outcome: "ok".into(),
             summary: "1 of 1 elements differ".into(),
         };
-        let c = conclude(false, Some(true), Some(&culprit(&[])), Some(&d), None, 0);
+        let c = conclude(&facts(
+            false,
+            Some(true),
+            Some(&culprit(&[])),
+            Some(&d),
+            0,
+            &none,
+        ));
         assert!(c.contains("still differs"), "{c}");
-        let c = conclude(false, Some(true), None, None, None, 2);
+        let below = Evidence {
+            below_hlo: true,
+            ..Evidence::default()
+        };
+        let c = conclude(&facts(false, Some(true), None, None, 0, &below));
         assert!(
-            c.contains(
-                "No pass changed the oracle's result: the divergence is in code generation/runtime"
-            ),
+            c.contains("No pass changed the oracle's result") && c.contains("below HLO"),
             "{c}"
         );
-        assert!(c.contains("2 snapshot(s) could not be evaluated"), "{c}");
-        let c = conclude(true, Some(false), None, None, None, 0);
+        let c = conclude(&facts(true, Some(false), None, None, 0, &none));
         assert!(
             c.starts_with("The divergence is already in before_optimizations"),
             "{c}"
         );
-        let c = conclude(true, Some(true), None, None, None, 0);
+        let c = conclude(&facts(true, Some(true), None, None, 0, &none));
         assert!(
             c.contains("agrees with the oracle and no pass changed"),
             "{c}"
         );
+        let c = conclude(&facts(true, Some(true), None, None, 2, &none));
+        assert!(
+            c.contains("no evaluated snapshot changed") && !c.contains("no pass changed"),
+            "{c}"
+        );
+    }
+
+    /// Issue 15 (a): on an older jaxlib the CPU pipeline rewrites a dot into a
+    /// `__onednn$matmul` custom-call the oracle cannot evaluate, so every snapshot from that
+    /// rewrite on is skipped. The bisector must not say "no pass changed the result" or
+    /// "below HLO": it names the last snapshot that agreed and the first it could not
+    /// evaluate (the rewrite), and nothing more.
+    #[test]
+    fn skipped_snapshots_are_never_concluded_to_be_below_hlo() {
+        let skip = Some("oracle: unsupported: custom-call __onednn$matmul");
+        let (tl, steps) = walked(&[
+            (
+                "module_0001.m.0000.p.after_pipeline-start.before_algsimp.txt",
+                "same",
+                None,
+            ),
+            (
+                "module_0001.m.0001.p.after_algsimp.before_layout-assignment.txt",
+                "same",
+                None,
+            ),
+            (
+                "module_0001.m.0002.p.after_layout-assignment.before_onednn-matmul-rewriter.txt",
+                "same",
+                None,
+            ),
+            (
+                "module_0001.m.0003.p.after_onednn-matmul-rewriter.before_dce.txt",
+                "skipped",
+                skip,
+            ),
+            (
+                "module_0001.m.0004.p.after_dce.before_pipeline-end.txt",
+                "skipped",
+                skip,
+            ),
+        ]);
+        let after = StepResult {
+            step: u32::MAX,
+            pipeline: String::new(),
+            after: "optimizations".into(),
+            before: String::new(),
+            path: "module_0001.m.cpu_after_optimizations.txt".into(),
+            pass_internal: false,
+            status: "skipped".into(),
+            note: skip.map(str::to_string),
+        };
+        let e = evidence(&tl, &steps, false, false, Some(&after));
+        assert!(!e.below_hlo);
+        let first = e
+            .first_unevaluable
+            .as_ref()
+            .expect("a first unevaluable snapshot");
+        assert_eq!(
+            (first.step, first.pass.as_str()),
+            (3, "onednn-matmul-rewriter")
+        );
+        let last = e.last_agreeing.as_ref().expect("a last agreeing snapshot");
+        assert_eq!((last.step, last.pass.as_str()), (2, "layout-assignment"));
+        let c = conclude(&Facts {
+            after_opt: Some(&after),
+            ..facts(false, Some(true), None, None, 2, &e)
+        });
+        assert!(c.starts_with("Not established"), "{c}");
+        assert!(
+            c.contains("step 2 (after `layout-assignment`")
+                && c.contains(
+                    "first it could not evaluate is step 3 (after `onednn-matmul-rewriter`"
+                )
+                && c.contains("__onednn$matmul"),
+            "{c}"
+        );
+        for claim in [
+            "No pass changed",
+            "no pass changed",
+            "below HLO",
+            "code generation/runtime",
+        ] {
+            assert!(!c.contains(claim), "claims {claim:?}: {c}");
+        }
+        // The same walk with everything evaluated and agreeing is below HLO.
+        let (tl, steps) = walked(&[
+            (
+                "module_0001.m.0000.p.after_pipeline-start.before_algsimp.txt",
+                "same",
+                None,
+            ),
+            (
+                "module_0001.m.0001.p.after_algsimp.before_pipeline-end.txt",
+                "same",
+                None,
+            ),
+        ]);
+        let same = StepResult {
+            status: "same".into(),
+            note: None,
+            ..after.clone()
+        };
+        assert!(evidence(&tl, &steps, false, false, Some(&same)).below_hlo);
+        assert!(!evidence(&tl, &steps, false, false, Some(&after)).below_hlo);
+        assert!(!evidence(&tl, &steps, false, false, None).below_hlo);
+        assert!(!evidence(&tl, &steps, true, false, Some(&same)).below_hlo);
+    }
+
+    /// The search's words: the pass that changed the result, a masking one, and a disable that
+    /// did not take effect is said to be unconfirmed.
+    #[test]
+    fn the_disable_search_names_changed_and_masking_passes() {
+        let mut s = DisableSearch {
+            candidates: vec!["algsimp".into(), "call-inliner".into(), "dce".into()],
+            minimal: vec!["algsimp".into()],
+            alone: vec!["algsimp".into(), "call-inliner".into()],
+            compiles: 4,
+            confirmation: Some(crate::disable::Confirmation {
+                took_effect: true,
+                still_dumped: vec![],
+                files: 12,
+                outcome: "ok".into(),
+            }),
+            roles: vec![
+                PassRole {
+                    pass: "algsimp".into(),
+                    role: "changed-result".into(),
+                    why: "its snapshot (step 6) is the first that differs".into(),
+                },
+                PassRole {
+                    pass: "call-inliner".into(),
+                    role: "masking".into(),
+                    why: "its snapshot(s) (step 2) agree with before_optimizations".into(),
+                },
+            ],
+            ..DisableSearch::default()
+        };
+        let w = search_words(&s, "makes XLA agree with the oracle");
+        assert!(w.contains("disabling `algsimp` makes XLA agree"), "{w}");
+        assert!(w.contains("(confirmed"), "{w}");
+        assert!(w.contains("Changed the result: `algsimp`"), "{w}");
+        assert!(
+            w.contains("Disabling `call-inliner` also avoids it, but `call-inliner` did not change the result") && w.contains("masking"),
+            "{w}"
+        );
+        s.confirmation = Some(crate::disable::Confirmation {
+            took_effect: false,
+            still_dumped: vec!["algsimp".into()],
+            files: 12,
+            outcome: "ok".into(),
+        });
+        let w = search_words(&s, "makes XLA agree with the oracle");
+        assert!(w.contains("NOT confirmed: algsimp still wrote"), "{w}");
     }
 
     #[test]

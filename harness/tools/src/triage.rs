@@ -320,10 +320,10 @@ pub fn issue_markdown(r: &Repro, files: &ReproFiles, b: Option<&BisectReport>) -
     s.push_str("\n## Culprit pass\n\n");
     match b {
         Some(b) => {
-            let _ = writeln!(s, "{}\n", b.conclusion);
-            if let Some(c) = &b.culprit {
-                let _ = writeln!(s, "```diff\n{}```\n", c.diff);
-            }
+            // The bisector's own section, one heading level down.
+            let md = b.markdown();
+            let body = md.split_once('\n').map_or("", |(_, rest)| rest);
+            let _ = writeln!(s, "{}", body.trim_start());
         }
         None => s.push_str(
             "Not bisected (the finding is not a value mismatch on XLA, or bisection failed).\n\n",

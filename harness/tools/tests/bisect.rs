@@ -98,22 +98,135 @@ ENTRY main {
         "{}",
         r.render()
     );
+    // Said only because every snapshot and after_optimizations were evaluated and agree.
+    assert!(r.evidence.below_hlo, "{}", r.render());
+    assert_eq!(r.skipped, 0);
+    assert_eq!(
+        r.after_optimizations.as_ref().map(|a| a.status.as_str()),
+        Some("same")
+    );
+    // No pass, disabled, brings the NaN back: the option acts in code generation.
+    let s = r
+        .disable_search
+        .as_ref()
+        .expect("the disable-pass search ran");
+    assert!(s.minimal.is_empty(), "{}", r.render());
+    assert_eq!(s.all_avoid, Some(false), "{}", r.render());
+}
+
+/// The regression module of a known XLA bug (`corpora/regressions/NAME.hlo`).
+fn regression(name: &str) -> String {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../corpora/regressions")
+        .join(format!("{name}.hlo"));
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// Below HLO, kernel by kernel: with `xla_cpu_enable_fast_min_max=true` the maximum drops a
+/// NaN in code generation. Every snapshot agrees, so the bisector isolates the kernels of
+/// after_optimizations: the exponential/reduce fusion run alone on the oracle's operand values
+/// agrees, the maximum fusion does not; it is named with its kind and the pass that created it,
+/// and its standalone module (with those operand values) is a repro that XLA gets wrong again.
+#[test]
+fn kernel_isolation_names_the_first_wrong_fusion() {
+    use engine::backend::Backend;
+    let Some(xla) = xla_cpu() else { return };
+    let text = r#"HloModule fast_max2
+
+ENTRY main {
+  a = f32[4] parameter(0)
+  b = f32[4] parameter(1)
+  e = f32[4] exponential(a)
+  d = f32[] dot(e, e), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  bd = f32[4] broadcast(d), dimensions={}
+  m = f32[4] maximum(bd, b)
+  ROOT n = f32[4] negate(m)
+}
+"#;
+    let f32s = |v: &[f32]| {
+        hlo::Literal::Array(
+            hlo::ArrayLiteral::from_bytes(
+                hlo::PrimitiveType::F32,
+                vec![v.len() as i64],
+                v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            )
+            .unwrap(),
+        )
+    };
+    let inputs = vec![
+        f32s(&[1.0, 2.0, 3.0, 4.0]),
+        f32s(&[f32::NAN, 0.0, 5.0, 1.0]),
+    ];
+    let run = RunOptions {
+        env_option_overrides: vec![("xla_cpu_enable_fast_min_max".into(), "true".into())],
+        ..RunOptions::default()
+    };
+    let opts = BisectOptions {
+        run: run.clone(),
+        ..BisectOptions::default()
+    };
+    let r = bisect(text, &inputs, &xla, &opts).unwrap();
+    eprintln!("{}", r.render());
+    assert!(
+        !r.xla_matches_oracle && r.evidence.below_hlo,
+        "{}",
+        r.render()
+    );
+    let iso = r.isolation.as_ref().expect("kernel isolation ran");
+    assert!(iso.error.is_none(), "{}", r.render());
+    let k = iso
+        .wrong()
+        .unwrap_or_else(|| panic!("no wrong kernel: {}", r.render()));
+    assert_eq!(k.status, "differs", "{}", r.render());
+    assert!(k.kind.starts_with("fusion"), "{}", k.kind);
+    assert!(k.name.contains("maximum"), "{}", r.render());
+    assert!(k.created_by.is_some(), "{}", r.render());
+    let before: Vec<&str> = iso.kernels[..iso.first_wrong.unwrap()]
+        .iter()
+        .map(|k| k.status.as_str())
+        .collect();
+    assert!(
+        !before.is_empty() && before.iter().all(|s| *s == "agrees"),
+        "the kernels before it agree: {}",
+        r.render()
+    );
+    assert!(
+        r.conclusion
+            .contains(&format!("the first wrong kernel is `{}`", k.name)),
+        "{}",
+        r.conclusion
+    );
+    // The kernel module is a repro of its own: XLA gets it wrong again, the oracle does not.
+    let km = iso.kernel_module.as_ref().unwrap();
+    let again = bisect(
+        km,
+        &iso.kernel_inputs,
+        &xla,
+        &BisectOptions {
+            no_confirm: true,
+            ..opts.clone()
+        },
+    )
+    .unwrap();
+    assert!(!again.xla_matches_oracle, "{}", again.render());
+    let d = tempfile::tempdir().unwrap();
+    let files = iso
+        .write_repro(d.path(), xla.name(), &run.env_option_overrides)
+        .expect("a wrong kernel to write")
+        .unwrap();
+    let written = std::fs::read_to_string(d.path().join(&files.module)).unwrap();
+    assert!(written.contains("fusion("), "{written}");
 }
 
 /// Found by a campaign and minimized (56 -> 2 instructions): XLA's constant folding computes
 /// count-leading-zeros of a negative s32 as -32 (IEEE/HloEvaluator semantics: 0). Dumping with
-/// large constants kept, the bisector names constant_folding, and disabling it agrees.
+/// large constants kept, the bisector names constant_folding, and disabling it agrees; the
+/// disable-pass search finds the same single pass, confirmed by its dump file being absent.
 #[test]
 fn clz_of_negative_constant_is_blamed_on_constant_folding() {
     let Some(xla) = xla_cpu() else { return };
-    let text = r#"HloModule clz_fold
-
-ENTRY main {
-  c = s32[3] constant({0, 6, -9})
-  ROOT z = s32[3] count-leading-zeros(c)
-}
-"#;
-    let r = bisect(text, &[], &xla, &BisectOptions::default()).unwrap();
+    let text = regression("xla_miscompile_clz_constant_folding");
+    let r = bisect(&text, &[], &xla, &BisectOptions::default()).unwrap();
     eprintln!("{}", r.render());
     assert!(r.expected.contains("32, 29, 0"), "oracle: {}", r.expected);
     if r.xla_matches_oracle {
@@ -132,6 +245,187 @@ ENTRY main {
         Some(true),
         "{}",
         r.render()
+    );
+    let s = r
+        .disable_search
+        .as_ref()
+        .expect("the disable-pass search ran");
+    assert_eq!(s.minimal, vec!["constant_folding"], "{}", r.render());
+    assert!(
+        s.confirmation.as_ref().is_some_and(|c| c.took_effect),
+        "{}",
+        r.render()
+    );
+    let role = s
+        .roles
+        .iter()
+        .find(|x| x.pass == "constant_folding")
+        .unwrap();
+    assert_eq!(role.role, "changed-result", "{}", r.render());
+    assert!(
+        r.conclusion
+            .contains("Changed the result: `constant_folding`"),
+        "{}",
+        r.conclusion
+    );
+}
+
+/// log(exp(x)) with the exponential behind a `call`: algsimp only sees the pattern after the
+/// call inliner ran. Disabling either pass makes XLA agree with the oracle, but only algsimp's
+/// snapshot changes the result: the search names algsimp as the pass that changed it and the
+/// inliner as masking.
+#[test]
+fn disabling_the_call_inliner_is_reported_as_masking() {
+    let Some(xla) = xla_cpu() else { return };
+    let text = r#"HloModule log_exp_call
+
+f {
+  p = f32[] parameter(0)
+  ROOT e = f32[] exponential(p)
+}
+
+ENTRY main {
+  x = f32[] parameter(0)
+  e = f32[] call(x), to_apply=f
+  ROOT l = f32[] log(e)
+}
+"#;
+    let r = bisect(text, &[f32_scalar(100.0)], &xla, &BisectOptions::default()).unwrap();
+    eprintln!("{}", r.render());
+    if r.xla_matches_oracle {
+        // An XLA that keeps log(exp(x)) (jaxlib 0.11.2): nothing to search for.
+        assert!(r.disable_search.is_none(), "{}", r.render());
+        return;
+    }
+    assert_eq!(r.culprit.as_ref().map(|c| c.pass.as_str()), Some("algsimp"));
+    let s = r
+        .disable_search
+        .as_ref()
+        .expect("the disable-pass search ran");
+    assert_eq!(s.minimal, vec!["algsimp"], "{}", r.render());
+    let role = |p: &str| {
+        s.roles
+            .iter()
+            .find(|x| x.pass == p)
+            .map(|x| x.role.clone())
+            .unwrap_or_else(|| panic!("{p} has no role: {}", r.render()))
+    };
+    assert_eq!(role("algsimp"), "changed-result");
+    assert_eq!(role("call-inliner"), "masking");
+    assert!(
+        r.conclusion.contains(
+            "Disabling `call-inliner` also avoids it, but `call-inliner` did not change the result"
+        ),
+        "{}",
+        r.conclusion
+    );
+    let md = r.markdown();
+    assert!(md.contains("`call-inliner`: masking"), "{md}");
+}
+
+/// A compile crash: XLA's constant folding aborts on a `map` of complex expm1. The bisector
+/// compiles again with every pass dumped, names the pass the worker died in from the last file
+/// written, and the search finds that disabling it makes the crash go away.
+#[test]
+fn compile_crash_is_located_in_the_pass_xla_died_in() {
+    let Some(xla) = xla_cpu() else { return };
+    let r = bisect(
+        &regression("xla_bug_map_complex_expm1"),
+        &[],
+        &xla,
+        &BisectOptions::default(),
+    )
+    .unwrap();
+    eprintln!("{}", r.render());
+    let Some(f) = &r.failure else {
+        // A fixed XLA compiles it: then it is bisected over values like any module.
+        assert!(r.evaluated > 0, "{}", r.render());
+        return;
+    };
+    assert_eq!((f.kind.as_str(), f.stage.as_str()), ("crash", "compile"));
+    assert_eq!(f.reproduced, Some(true), "{}", r.render());
+    assert_eq!(f.last_pass_entered.as_deref(), Some("constant_folding"));
+    assert!(f
+        .last_snapshot
+        .as_deref()
+        .is_some_and(|p| p.contains("before_constant_folding")));
+    assert!(r.found_divergence());
+    let s = r
+        .disable_search
+        .as_ref()
+        .expect("the disable-pass search ran");
+    assert_eq!(s.minimal, vec!["constant_folding"], "{}", r.render());
+    assert!(s.confirmation.as_ref().is_some_and(|c| c.took_effect));
+    assert_eq!(s.roles[0].role, "failed-inside", "{}", r.render());
+}
+
+/// A valid chain of bitcast-converts that XLA's simplifier turns into an invalid module: XLA's
+/// verifier rejects it "after simplification" (a whole pipeline); walking the snapshots written
+/// before the rejection, our verifier finds the first invalid one after algsimp, and disabling
+/// algsimp avoids the rejection.
+#[test]
+fn verifier_rejection_is_traced_to_the_pass_that_broke_the_module() {
+    let Some(xla) = xla_cpu() else { return };
+    let r = bisect(
+        &regression("xla_bug_bitcast_convert_chain"),
+        &[hlo::Literal::Array(
+            hlo::ArrayLiteral::from_bytes(
+                hlo::PrimitiveType::S64,
+                vec![],
+                7i64.to_le_bytes().to_vec(),
+            )
+            .unwrap(),
+        )],
+        &xla,
+        &BisectOptions::default(),
+    )
+    .unwrap();
+    eprintln!("{}", r.render());
+    let Some(f) = &r.failure else {
+        assert!(r.evaluated > 0, "{}", r.render());
+        return;
+    };
+    assert_eq!(f.kind, "rejected", "{}", r.render());
+    assert_eq!(f.rejected_after.as_deref(), Some("simplification"));
+    let b = f.first_broken.as_ref().expect("a first broken snapshot");
+    assert_eq!(b.pass, "algsimp", "{}", r.render());
+    assert!(b
+        .note
+        .as_deref()
+        .is_some_and(|n| n.contains("bitcast-convert")));
+    let s = r
+        .disable_search
+        .as_ref()
+        .expect("the disable-pass search ran");
+    assert_eq!(s.minimal, vec!["algsimp"], "{}", r.render());
+    assert_eq!(s.roles[0].role, "changed-result", "{}", r.render());
+}
+
+/// Integer division of constants by a constant zero kills XLA before it writes
+/// before_optimizations: no pass ran, so none is named and nothing is searched.
+#[test]
+fn a_crash_before_the_passes_blames_no_pass() {
+    let Some(xla) = xla_cpu() else { return };
+    let r = bisect(
+        &regression("xla_bug_int_div_by_const_zero"),
+        &[],
+        &xla,
+        &BisectOptions::default(),
+    )
+    .unwrap();
+    eprintln!("{}", r.render());
+    let Some(f) = &r.failure else {
+        assert!(r.evaluated > 0, "{}", r.render());
+        return;
+    };
+    assert_eq!(f.kind, "crash");
+    assert!(f.last_pass_entered.is_none(), "{}", r.render());
+    assert_eq!(f.snapshots, 0);
+    assert!(r.disable_search.is_none(), "{}", r.render());
+    assert!(
+        r.conclusion.contains("before its HLO passes started"),
+        "{}",
+        r.conclusion
     );
 }
 

@@ -55,11 +55,7 @@ pub fn culprit_of(b: &BisectReport) -> String {
     if b.input_matches_before_optimizations == Some(false) {
         return "hlo-to-mlir".into();
     }
-    let after_same = b
-        .after_optimizations
-        .as_ref()
-        .is_some_and(|a| a.status == "same");
-    if !b.xla_matches_oracle && b.skipped == 0 && after_same {
+    if b.evidence.below_hlo {
         return "below-hlo".into();
     }
     String::new()

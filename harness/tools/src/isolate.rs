@@ -1,0 +1,499 @@
+//! Kernel isolation below HLO: which fusion or library call of the optimized module computes
+//! the wrong value (or crashes).
+//!
+//! The oracle evaluates XLA's `after_optimizations` module once, keeping the operands and the
+//! result of every kernel of the entry computation (fusions of any kind, custom fusions such as
+//! `__ynn_fusion`, custom-calls, and any other instruction that computes, such as a lone `dot`). Each kernel then becomes a standalone module: one parameter
+//! per operand and the kernel instruction itself, with the computations it calls. XLA compiles
+//! and runs it on the same backend, with the same options, on the operand values the oracle
+//! computed; the judge compares its result with the oracle's (allowed implementation choices
+//! included). The first kernel, in entry order, that differs or crashes is named with its kind,
+//! its fused computation and the pass whose snapshot first defines it. Its module and inputs
+//! are a repro of their own.
+
+use crate::minimize::predicate::interp_outcome;
+use engine::backend::{Backend, Outcome, RunOptions};
+use engine::ORACLE;
+use hlo::{Attr, CompId, Computation, Instruction, Literal, Module, Opcode, Shape};
+use judge::compare::Tolerance;
+use judge::{Judge, Trial, VerdictKind};
+use serde::Serialize;
+use std::collections::BTreeSet;
+
+/// One kernel of the optimized module, run alone.
+#[derive(Clone, Debug, Serialize)]
+pub struct KernelResult {
+    /// The instruction's name in after_optimizations.
+    pub name: String,
+    /// `fusion kLoop`, `fusion kCustom __ynn_fusion`, `custom-call __onednn$matmul`, ...
+    pub kind: String,
+    /// The computation it calls (the fused computation), when it calls one.
+    pub computation: Option<String>,
+    /// The pass whose snapshot first defines an instruction of this name (`None`: no snapshot
+    /// does; it first appears in after_optimizations).
+    pub created_by: Option<String>,
+    /// `agrees`, `differs`, `crash`, `rejected`, `timeout` or `not-isolated`.
+    pub status: String,
+    pub note: String,
+}
+
+/// What [`isolate`] found.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Isolation {
+    pub kernels: Vec<KernelResult>,
+    /// Index into `kernels` of the first that differs or fails.
+    pub first_wrong: Option<usize>,
+    /// The first wrong kernel as a standalone module, and its inputs.
+    pub kernel_module: Option<String>,
+    #[serde(skip)]
+    pub kernel_inputs: Vec<Literal>,
+    /// The oracle's and XLA's results on it (text).
+    pub kernel_expected: Option<String>,
+    pub kernel_actual: Option<String>,
+    /// Why isolation could not run (the oracle cannot evaluate after_optimizations, ...).
+    pub error: Option<String>,
+}
+
+impl Isolation {
+    /// The first wrong kernel.
+    pub fn wrong(&self) -> Option<&KernelResult> {
+        self.first_wrong.and_then(|k| self.kernels.get(k))
+    }
+
+    /// Writes the first wrong kernel's module and inputs as a repro directory (module, `.lit`
+    /// and `run_hlo_module` inputs, `repro.sh`, README); `None` when no kernel was wrong.
+    pub fn write_repro(
+        &self,
+        dir: &std::path::Path,
+        backend: &str,
+        xla_flags: &[(String, String)],
+    ) -> Option<std::io::Result<findings::repro::ReproFiles>> {
+        let k = self.wrong()?;
+        let text = self.kernel_module.clone()?;
+        let name = hlo::parse::parse_module(&text)
+            .map(|m| m.name)
+            .unwrap_or_else(|_| k.name.clone());
+        let r = findings::repro::Repro {
+            module_text: text,
+            module_name: name,
+            inputs: self.kernel_inputs.clone(),
+            backend: backend.into(),
+            reference: ORACLE.into(),
+            summary: format!("kernel `{}` ({}) {} on {backend}", k.name, k.kind, k.status),
+            expected: self.kernel_expected.clone(),
+            actual: self.kernel_actual.clone(),
+            first_difference: None,
+            versions: Vec::new(),
+            culprit: k
+                .created_by
+                .as_ref()
+                .map(|p| format!("{p} (the pass whose snapshot first defines the kernel)")),
+            instructions_before: None,
+            instructions_after: None,
+            xla_flags: xla_flags.to_vec(),
+            notes: vec![format!(
+                "The kernel `{}` of XLA's after_optimizations module, alone, on the operand \
+                 values the oracle computed for it{}.",
+                k.name,
+                k.computation
+                    .as_ref()
+                    .map(|c| format!(" (fused computation `{c}`)"))
+                    .unwrap_or_default()
+            )],
+        };
+        Some(findings::repro::write_repro_dir(dir, &r))
+    }
+}
+
+/// Whether an entry instruction is a kernel isolation runs alone: fusions, library calls and
+/// every other instruction that computes (not parameters, constants, tuples, bitcasts).
+fn is_kernel(i: &Instruction) -> bool {
+    !matches!(
+        i.opcode,
+        Opcode::Parameter
+            | Opcode::Constant
+            | Opcode::Tuple
+            | Opcode::GetTupleElement
+            | Opcode::Bitcast
+            | Opcode::AfterAll
+    ) && !i.has_side_effect()
+}
+
+fn kind_of(i: &Instruction) -> String {
+    let raw = |n: &str| match i.attr(n) {
+        Some(Attr::Ident(s)) | Some(Attr::Str(s)) | Some(Attr::Raw(s)) => Some(s.clone()),
+        _ => None,
+    };
+    match i.opcode {
+        Opcode::Fusion => {
+            let mut k = format!("fusion {}", raw("kind").unwrap_or_default());
+            // A custom fusion names its library in backend_config ("fusion_config":{"kind":..}).
+            if let Some(bc) = raw("backend_config") {
+                if let Some(pos) = bc.find("\"kind\":\"") {
+                    let rest = &bc[pos + 8..];
+                    if let Some(end) = rest.find('"') {
+                        k.push(' ');
+                        k.push_str(&rest[..end]);
+                    }
+                }
+            }
+            k
+        }
+        Opcode::CustomCall => format!(
+            "custom-call {}",
+            raw("custom_call_target").unwrap_or_default()
+        ),
+        o => o.name().to_string(),
+    }
+}
+
+/// The computations `roots` call, transitively, in module order.
+fn callees(m: &Module, roots: &[CompId]) -> Vec<CompId> {
+    let mut seen = BTreeSet::new();
+    let mut stack: Vec<CompId> = roots.to_vec();
+    while let Some(c) = stack.pop() {
+        if c >= m.computations.len() || !seen.insert(c) {
+            continue;
+        }
+        for i in &m.computations[c].instructions {
+            stack.extend(i.called_computations());
+        }
+    }
+    seen.into_iter().collect()
+}
+
+fn remap_attrs(i: &mut Instruction, map: &dyn Fn(CompId) -> CompId) {
+    i.attrs.retain(|(_, a)| !matches!(a, Attr::Instrs(_)));
+    for (_, a) in i.attrs.iter_mut() {
+        match a {
+            Attr::Comp(c) => *c = map(*c),
+            Attr::Comps(cs) => cs.iter_mut().for_each(|c| *c = map(*c)),
+            _ => {}
+        }
+    }
+}
+
+/// The standalone module of `m`'s entry instruction `k`: a parameter per operand, the
+/// instruction, and the computations it calls.
+pub fn kernel_module(m: &Module, k: usize) -> Module {
+    let entry = &m.computations[m.entry];
+    let kernel = &entry.instructions[k];
+    let comps = callees(m, &kernel.called_computations());
+    let map = |c: CompId| comps.iter().position(|&x| x == c).unwrap_or(0);
+    let mut computations: Vec<Computation> = comps
+        .iter()
+        .map(|&c| {
+            let mut comp = m.computations[c].clone();
+            for i in comp.instructions.iter_mut() {
+                remap_attrs(i, &map);
+            }
+            comp
+        })
+        .collect();
+    let mut instructions: Vec<Instruction> = kernel
+        .operands
+        .iter()
+        .enumerate()
+        .map(|(n, &o)| {
+            let mut p = Instruction::new(
+                format!("p{n}"),
+                Opcode::Parameter,
+                entry.instructions[o].shape.clone(),
+            );
+            p.parameter_number = Some(n as i64);
+            p
+        })
+        .collect();
+    let mut ki = kernel.clone();
+    ki.operands = (0..kernel.operands.len()).collect();
+    remap_attrs(&mut ki, &map);
+    instructions.push(ki);
+    computations.push(Computation {
+        name: "main".into(),
+        root: instructions.len() - 1,
+        instructions,
+        trailing_attrs: Vec::new(),
+    });
+    let safe: String = kernel
+        .name
+        .chars()
+        .map(|c| if c.is_alphanumeric() { c } else { '_' })
+        .collect();
+    Module {
+        name: format!("{}_{safe}", m.name),
+        header_attrs: Vec::new(),
+        stack_frame_tables: Vec::new(),
+        entry: computations.len() - 1,
+        computations,
+    }
+}
+
+/// `m` with its entry's root replaced by a tuple of the operands of every kernel at `kernels`
+/// (in order): one oracle evaluation gives them all.
+fn operands_module(m: &Module, kernels: &[usize]) -> Module {
+    let mut m = m.clone();
+    m.header_attrs.retain(|(k, _)| {
+        !matches!(
+            k.as_str(),
+            "entry_computation_layout" | "input_output_alias" | "buffer_donor"
+        )
+    });
+    let entry = &mut m.computations[m.entry];
+    let ops: Vec<usize> = kernels
+        .iter()
+        .flat_map(|&k| entry.instructions[k].operands.clone())
+        .collect();
+    let shapes: Vec<Shape> = ops
+        .iter()
+        .map(|&o| entry.instructions[o].shape.clone())
+        .collect();
+    let mut t = Instruction::new(
+        hlo::edit::fresh_name(&m, "isolation_operands"),
+        Opcode::Tuple,
+        Shape::Tuple(shapes),
+    );
+    t.operands = ops;
+    let entry = &mut m.computations[m.entry];
+    entry.instructions.push(t);
+    entry.root = entry.instructions.len() - 1;
+    m
+}
+
+/// Runs the kernels of `after_text` (XLA's optimized module) alone on `backend` (see the
+/// module docs), at most `max_runs` of them (the rest are listed as not isolated).
+/// `created_by` names the pass whose snapshot first defines an instruction name. Errors when
+/// the oracle cannot give the kernels' operands.
+pub fn isolate(
+    after_text: &str,
+    inputs: &[Literal],
+    backend: &dyn Backend,
+    run: &RunOptions,
+    tolerance_scale: f64,
+    max_runs: usize,
+    created_by: &dyn Fn(&str) -> Option<String>,
+) -> Result<Isolation, String> {
+    let m = hlo::parse::parse_module(after_text).map_err(|e| format!("our parser: {e}"))?;
+    let entry = &m.computations[m.entry];
+    // Kernels whose operands are arrays (a tuple operand would not map onto the leaves).
+    let (kernels, skipped): (Vec<usize>, Vec<usize>) = (0..entry.instructions.len())
+        .filter(|&k| is_kernel(&entry.instructions[k]))
+        .partition(|&k| {
+            entry.instructions[k]
+                .operands
+                .iter()
+                .all(|&o| !entry.instructions[o].shape.is_tuple())
+        });
+    let mut out = Isolation::default();
+    let values = match interp_outcome(&operands_module(&m, &kernels), inputs) {
+        Outcome::Ok(r) => r.outputs,
+        o => {
+            return Err(format!(
+                "the oracle cannot evaluate after_optimizations: {o}"
+            ))
+        }
+    };
+    let mut next = 0;
+    let mut runs = 0;
+    let mut order: Vec<usize> = kernels.iter().chain(&skipped).copied().collect();
+    order.sort_unstable();
+    for k in order {
+        let i = &entry.instructions[k];
+        let mut r = KernelResult {
+            name: i.name.clone(),
+            kind: kind_of(i),
+            computation: i
+                .called_computations()
+                .first()
+                .and_then(|&c| m.computations.get(c))
+                .map(|c| c.name.clone()),
+            created_by: created_by(&i.name),
+            status: "not-isolated".into(),
+            note: String::new(),
+        };
+        if skipped.contains(&k) {
+            r.note = "a tuple-shaped operand".into();
+            out.kernels.push(r);
+            continue;
+        }
+        let args: Vec<Literal> = values[next..next + i.operands.len()].to_vec();
+        next += i.operands.len();
+        if runs == max_runs {
+            r.note = format!("isolation stopped after {max_runs} kernels");
+            out.kernels.push(r);
+            continue;
+        }
+        runs += 1;
+        let km = kernel_module(&m, k);
+        let (status, note, expected, actual) =
+            run_kernel(&km, &args, backend, run, tolerance_scale);
+        r.status = status;
+        r.note = note;
+        let wrong = !matches!(r.status.as_str(), "agrees" | "not-isolated");
+        out.kernels.push(r);
+        if wrong {
+            out.first_wrong = Some(out.kernels.len() - 1);
+            out.kernel_module = Some(hlo::print::module_to_string(&km));
+            out.kernel_inputs = args;
+            out.kernel_expected = expected;
+            out.kernel_actual = actual;
+            break;
+        }
+    }
+    Ok(out)
+}
+
+/// The kernel module on XLA and on the oracle: (status, note, expected, actual).
+fn run_kernel(
+    km: &Module,
+    args: &[Literal],
+    backend: &dyn Backend,
+    run: &RunOptions,
+    tolerance_scale: f64,
+) -> (String, String, Option<String>, Option<String>) {
+    let expected = match interp_outcome(km, args) {
+        Outcome::Ok(r) => r,
+        o => {
+            return (
+                "not-isolated".into(),
+                format!("the oracle: {o}"),
+                None,
+                None,
+            )
+        }
+    };
+    let text = hlo::print::module_to_string(km);
+    let first = |s: String| s.lines().next().unwrap_or("").to_string();
+    let exp_text = Some(crate::bisect::short_literal(&expected.result()));
+    match backend.run(&text, args, run) {
+        Outcome::Ok(got) => {
+            let tol = Tolerance {
+                scale: if tolerance_scale > 0.0 {
+                    tolerance_scale
+                } else {
+                    1.0
+                },
+                ..Tolerance::for_module(km)
+            };
+            let outcomes = vec![
+                (ORACLE.to_string(), Outcome::Ok(expected.clone())),
+                (backend.name().to_string(), Outcome::Ok(got.clone())),
+            ];
+            let v = Judge::offline()
+                .judge(&Trial {
+                    module: km,
+                    text: None,
+                    inputs: args,
+                    outcomes: &outcomes,
+                    reruns: &[],
+                    tolerance: &tol,
+                })
+                .verdict;
+            let act = Some(crate::bisect::short_literal(&got.result()));
+            if v.kind == VerdictKind::Match {
+                ("agrees".into(), String::new(), exp_text, act)
+            } else {
+                let note = v
+                    .comparison
+                    .as_ref()
+                    .map(|c| c.summary())
+                    .unwrap_or(v.message);
+                ("differs".into(), first(note), exp_text, act)
+            }
+        }
+        Outcome::Rejected { stage, message }
+            if matches!(
+                stage,
+                engine::backend::Stage::Parse | engine::backend::Stage::Convert
+            ) =>
+        {
+            (
+                "not-isolated".into(),
+                first(format!(
+                    "XLA does not take the kernel module ({stage}): {message}"
+                )),
+                exp_text,
+                None,
+            )
+        }
+        o => (
+            o.kind().into(),
+            first(o.to_string()),
+            exp_text,
+            Some(first(o.to_string())),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fusion with a nested call becomes a module of its own: parameters for the operands,
+    /// the fusion, the fused computation and what it calls (ids remapped), nothing else.
+    #[test]
+    fn a_kernel_module_keeps_only_what_the_kernel_needs() {
+        let text = r#"HloModule m, entry_computation_layout={(f32[4]{0}, f32[4]{0})->f32[4]{0}}
+
+%unused (x: f32[]) -> f32[] {
+  ROOT %x = f32[] parameter(0)
+}
+
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+
+%fused (p0: f32[4], p1: f32[4]) -> f32[4] {
+  %p0 = f32[4]{0} parameter(0)
+  %p1 = f32[4]{0} parameter(1)
+  %m = f32[4]{0} map(%p0, %p1), dimensions={0}, to_apply=%add
+  ROOT %n = f32[4]{0} negate(%m)
+}
+
+ENTRY %main (a.1: f32[4], b.1: f32[4]) -> f32[4] {
+  %a.1 = f32[4]{0} parameter(0)
+  %b.1 = f32[4]{0} parameter(1)
+  %e = f32[4]{0} exponential(%a.1)
+  ROOT %f = f32[4]{0} fusion(%e, %b.1), kind=kLoop, calls=%fused
+}
+"#;
+        let m = hlo::parse::parse_module(text).unwrap();
+        let km = kernel_module(&m, 3);
+        let printed = hlo::print::module_to_string(&km);
+        hlo::verify::verify_module(&km).unwrap_or_else(|e| panic!("{e}\n{printed}"));
+        let names: Vec<&str> = km.computations.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, vec!["add", "fused", "main"], "{printed}");
+        assert_eq!(
+            kind_of(&m.computations[m.entry].instructions[3]),
+            "fusion kLoop"
+        );
+        // The operands of the kernel come from one oracle run of the whole module.
+        let x = hlo::Literal::Array(
+            hlo::ArrayLiteral::from_bytes(
+                hlo::PrimitiveType::F32,
+                vec![4],
+                [0f32, 1.0, 2.0, 3.0]
+                    .iter()
+                    .flat_map(|v| v.to_le_bytes())
+                    .collect(),
+            )
+            .unwrap(),
+        );
+        let om = operands_module(&m, &[3]);
+        let Outcome::Ok(r) = interp_outcome(&om, &[x.clone(), x.clone()]) else {
+            panic!("the oracle evaluates the operands module")
+        };
+        assert_eq!(r.outputs.len(), 2);
+        let Outcome::Ok(k) = interp_outcome(&km, &r.outputs) else {
+            panic!("the oracle evaluates the kernel module")
+        };
+        let Outcome::Ok(whole) = interp_outcome(&m, &[x.clone(), x]) else {
+            panic!("the oracle evaluates the module")
+        };
+        assert_eq!(
+            k.outputs, whole.outputs,
+            "the kernel alone gives the module's result"
+        );
+    }
+}
