@@ -417,7 +417,12 @@ impl<'m> Ctx<'m> {
             }
             O::Clamp => {
                 need(3)?;
-                Value::array(elementwise::clamp(a(0)?, a(1)?, a(2)?)?)
+                // XLA computes clamp as min(max(..)): float arithmetic, flushed like any other.
+                let f: Vec<_> = (0..3)
+                    .map(|k| crate::variant::flush_operand(i.opcode, a(k)?, &self.opts.variant))
+                    .collect::<Result<_>>()?;
+                let x = |k: usize| f[k].as_ref().map_or(a(k), Ok);
+                Value::array(elementwise::clamp(x(0)?, x(1)?, x(2)?)?)
             }
             O::Convert => {
                 need(1)?;

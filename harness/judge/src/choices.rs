@@ -230,15 +230,23 @@ impl Elementwise<'_> {
         let mut candidates: Vec<Vec<Literal>> = vec![self.base.outputs.clone()];
         for variant in variants {
             let b = self.oracle.with_variant(*variant);
-            // Under flush-to-zero, subnormal inputs read as zero too.
-            let ins = match (self.flushed, variant.flush_denormals) {
-                (Some(f), true) => f,
-                _ => self.inputs,
-            };
-            let Outcome::Ok(r) = b.run_module(self.module, ins) else {
+            // Under flush-to-zero the oracle reads subnormal operands of arithmetic as zero
+            // where they are used (a TOTALORDER compare or a bitcast-convert of the same
+            // parameter still sees its bits); the inputs flushed up front are tried as well.
+            let mut runs = vec![self.inputs];
+            if let (Some(f), true) = (self.flushed, variant.flush_denormals) {
+                runs.push(f);
+            }
+            let mut any = false;
+            for ins in runs {
+                if let Outcome::Ok(r) = b.run_module(self.module, ins) {
+                    candidates.push(r.outputs);
+                    any = true;
+                }
+            }
+            if !any {
                 continue;
-            };
-            candidates.push(r.outputs);
+            }
             // Every XLA result must be explained by the candidates so far.
             if let Some(mut v) = all_explained_by(
                 &candidates,
