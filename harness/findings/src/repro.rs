@@ -151,16 +151,10 @@ pub fn parse_literals_text(text: &str) -> Result<Vec<Literal>, String> {
     Ok(out)
 }
 
-/// Reads inputs: an hlo-diff literal file (`.lit`, by its magic) or the text form.
+/// Reads inputs in any format [`crate::inputs`] detects (literal file, text lines, literal proto
+/// text or binary, NumPy `.npy`/`.npz`), not yet fitted to a module's parameters.
 pub fn read_inputs(path: &Path) -> Result<Vec<Literal>, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    if bytes.starts_with(b"HLODLIT1") {
-        return crate::store::decode_literals(&bytes)
-            .map_err(|e| format!("{}: {e}", path.display()));
-    }
-    let text = String::from_utf8(bytes)
-        .map_err(|_| format!("{}: neither a literal file nor text", path.display()))?;
-    parse_literals_text(&text).map_err(|e| format!("{}:{e}", path.display()))
+    crate::inputs::read_inputs_file(path).map(|r| r.literals)
 }
 
 /// `platform` for `run_hlo_module` from a backend name.
@@ -309,7 +303,7 @@ fn readme(r: &Repro, f: &ReproFiles) -> String {
 }
 
 /// The `xla.PrimitiveType` enum name of an element type (xla_data.proto).
-fn proto_type_name(ty: PrimitiveType) -> &'static str {
+pub(crate) fn proto_type_name(ty: PrimitiveType) -> &'static str {
     use PrimitiveType::*;
     match ty {
         Pred => "PRED",
@@ -349,7 +343,7 @@ fn proto_type_name(ty: PrimitiveType) -> &'static str {
 
 /// The `LiteralProto` field holding elements of `ty`, and whether it is a `bytes` field
 /// (little-endian storage bytes) rather than a repeated number field.
-fn proto_field(ty: PrimitiveType) -> (&'static str, bool) {
+pub(crate) fn proto_field(ty: PrimitiveType) -> (&'static str, bool) {
     use PrimitiveType::*;
     match ty {
         Pred => ("preds", false),
