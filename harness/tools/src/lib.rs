@@ -9,4 +9,5 @@ pub mod campaign;
 pub mod fuzzing;
 pub mod minimize;
 pub mod repeat;
+pub mod script;
 pub mod triage;
