@@ -242,7 +242,7 @@ fn run_script(args: Args, global: &Global) -> Result<Exit, Failure> {
         args.script_timeout,
         args.out.join("dump").display()
     );
-    let run = tools::script::run_script(&ScriptOptions {
+    let script_opts = ScriptOptions {
         python: python.clone(),
         script: args.target.clone(),
         args: args.script_args.clone(),
@@ -250,8 +250,8 @@ fn run_script(args: Args, global: &Global) -> Result<Exit, Failure> {
         platforms: args.platforms.clone(),
         xla_options: xla_options.clone(),
         timeout: Duration::from_secs(args.script_timeout),
-    })
-    .map_err(Failure::bad_input)?;
+    };
+    let run = tools::script::run_script(&script_opts).map_err(Failure::bad_input)?;
     let dump = args.out.join("dump");
     let index = hlo::dump::read_dump_dir(&dump).map_err(|e| Failure::bad_input(e.to_string()))?;
     let modules = tools::script::script_modules(&dump, &index);
@@ -262,7 +262,12 @@ fn run_script(args: Args, global: &Global) -> Result<Exit, Failure> {
         modules.len()
     );
     let script_json = serde_json::to_value(&run).unwrap_or_default();
-    if modules.is_empty() {
+    // The script died (signal, abort, time limit) compiling a module of which XLA wrote only the
+    // StableHLO: the crash happened before HLO.
+    let died = run.signal.is_some() || run.timed_out;
+    let pre_hlo = tools::script::mlir_only_modules(&dump, &index);
+    let crash_site = pre_hlo.last().filter(|_| died).cloned();
+    if modules.is_empty() && crash_site.is_none() {
         let (failure, what) = if let Some(pkg) = &run.missing_module {
             (
                 Failure::infrastructure(format!(
@@ -460,11 +465,45 @@ fn run_script(args: Args, global: &Global) -> Result<Exit, Failure> {
             result: r,
         });
     }
-    let bugs = reports.iter().filter(|r| r.result.bug).count();
+    let mut pre_hlo_reports = Vec::new();
+    if let Some(site) = &crash_site {
+        let t0 = Instant::now();
+        let n_runs = args.repeat.unwrap_or(3);
+        eprintln!(
+            "[pre-HLO] {}: the script {} while XLA compiled it (only its StableHLO was dumped); rerunning the script {n_runs} time(s)",
+            site.name,
+            run.ending()
+        );
+        let same = tools::script::rerun_count(&script_opts, &run, n_runs);
+        let all_versions: Vec<(String, String)> = session
+            .versions()
+            .into_iter()
+            .chain(versions.clone())
+            .collect();
+        let r = tools::script::write_pre_hlo_report(
+            &dump,
+            &args.out.join(site.name.replace(['/', ' '], "_")),
+            site,
+            &run,
+            (same, n_runs),
+            &all_versions,
+        )
+        .map_err(Failure::bad_input)?;
+        eprintln!(
+            "[pre-HLO] {}: {}: {} in {:.1} s",
+            site.name,
+            r.title,
+            r.reproduced,
+            t0.elapsed().as_secs_f64()
+        );
+        pre_hlo_reports.push(r);
+    }
+    let bugs = reports.iter().filter(|r| r.result.bug).count() + pre_hlo_reports.len();
     let summary = serde_json::json!({
         "bug": bugs > 0,
         "bugs": bugs,
         "script": script_json,
+        "pre_hlo": pre_hlo_reports,
         "versions": session.versions().into_iter().chain(versions.clone()).collect::<Vec<_>>(),
         "release_range": "not determined: hlo-diff's bisector has no release mode yet",
         "modules": reports,
@@ -476,6 +515,12 @@ fn run_script(args: Args, global: &Global) -> Result<Exit, Failure> {
     } else {
         for r in &reports {
             print_result(&r.result);
+        }
+        for r in &pre_hlo_reports {
+            println!(
+                "{}: {} (stage {})\n  title: {}\n  report: {}",
+                r.module, r.verdict, r.stage, r.title, r.report
+            );
         }
         println!(
             "{bugs} bug(s) in {n} module(s) in {:.1} s; triage directory: {} (report.json)",

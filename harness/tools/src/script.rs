@@ -71,9 +71,9 @@ impl ScriptRun {
     /// One line: how the script ended.
     pub fn ending(&self) -> String {
         if self.timed_out {
-            format!("killed after the time limit ({} ms)", self.elapsed_ms)
+            format!("was killed at the time limit ({} ms)", self.elapsed_ms)
         } else if let Some(s) = self.signal {
-            format!("killed by {}", engine::backend::signal_name(s))
+            format!("was killed by {}", engine::backend::signal_name(s))
         } else {
             format!("exited with status {}", self.exit_code.unwrap_or(-1))
         }
@@ -397,4 +397,245 @@ mod tests {
         assert!(dump < opt, "{f}");
         assert!(f.contains("--xla_dump_hlo_snapshots"), "{f}");
     }
+}
+
+/// A module the script started compiling of which the dump holds only the StableHLO
+/// (`module_NNNN.<name>/module.mlir`): XLA never wrote its `before_optimizations`.
+#[derive(Clone, Debug, Serialize)]
+pub struct MlirOnlyModule {
+    pub id: u64,
+    /// `module_NNNN.<name>`.
+    pub name: String,
+    /// The folder, relative to the dump directory.
+    pub dir: String,
+    pub mlir: String,
+}
+
+/// The modules of a dump that have a `module.mlir` folder but no `before_optimizations`, by id.
+pub fn mlir_only_modules(dump: &Path, index: &DumpIndex) -> Vec<MlirOnlyModule> {
+    let Ok(entries) = std::fs::read_dir(dump) else {
+        return Vec::new();
+    };
+    let mut out: Vec<MlirOnlyModule> = entries
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let id: u64 = name.strip_prefix("module_")?.get(..4)?.parse().ok()?;
+            let mlir = std::fs::read_to_string(e.path().join("module.mlir")).ok()?;
+            let has_hlo = index
+                .module(id)
+                .is_some_and(|m| m.before_optimizations.is_some());
+            (!has_hlo).then_some(MlirOnlyModule {
+                id,
+                dir: name.clone(),
+                name,
+                mlir,
+            })
+        })
+        .collect();
+    out.sort_by_key(|m| m.id);
+    out
+}
+
+/// StableHLO text without its location table and `loc(...)` suffixes (they name the reporter's
+/// files and lines, and are most of the text).
+pub fn mlir_without_locations(mlir: &str) -> String {
+    let mut s = String::new();
+    for line in mlir.lines() {
+        if line.starts_with("#loc") {
+            continue;
+        }
+        let l = match line.rfind(" loc(") {
+            Some(i) if line.trim_end().ends_with(')') => &line[..i],
+            _ => line,
+        };
+        // `loc("a")` inside a function signature.
+        let mut l = l.to_string();
+        while let Some(i) = l.find(" loc(\"") {
+            let Some(j) = l[i + 6..].find("\")") else {
+                break;
+            };
+            l.replace_range(i..i + 6 + j + 2, "");
+        }
+        s.push_str(&l);
+        s.push('\n');
+    }
+    s
+}
+
+/// Runs the script `n` more times in fresh processes (each with its own dump directory under a
+/// temporary directory) and counts the runs that end as `run` did (same signal, or the time
+/// limit again).
+pub fn rerun_count(o: &ScriptOptions, run: &ScriptRun, n: usize) -> usize {
+    let mut same = 0;
+    for _ in 0..n {
+        let Ok(tmp) = tempfile::tempdir() else {
+            break;
+        };
+        let again = ScriptOptions {
+            dir: tmp.path().to_path_buf(),
+            ..o.clone()
+        };
+        if let Ok(r) = run_script(&again) {
+            if r.timed_out == run.timed_out
+                && r.signal == run.signal
+                && r.exit_code == run.exit_code
+            {
+                same += 1;
+            }
+        }
+    }
+    same
+}
+
+/// The lines of stderr that say what XLA reported before dying (not Python's own traceback
+/// of the fault handler).
+pub fn crash_message(stderr_tail: &str) -> String {
+    let lines: Vec<&str> = stderr_tail
+        .lines()
+        .filter(|l| {
+            let t = l.trim_start();
+            !(t.is_empty()
+                || t.starts_with("File \"")
+                || t.starts_with("Thread 0x")
+                || t.starts_with("Current thread")
+                || t.starts_with("Extension modules:")
+                || t.starts_with("Fatal Python error")
+                || t.starts_with("Traceback"))
+        })
+        .collect();
+    let v: Vec<&str> = lines.into_iter().rev().take(6).collect();
+    let msg = v.into_iter().rev().collect::<Vec<_>>().join("\n");
+    if msg.is_empty() {
+        stderr_tail
+            .lines()
+            .find(|l| l.starts_with("Fatal Python error"))
+            .unwrap_or("")
+            .to_string()
+    } else {
+        msg
+    }
+}
+
+/// What a crash or hang before HLO looks like in `report.json`.
+#[derive(Clone, Debug, Serialize)]
+pub struct PreHloReport {
+    pub module: String,
+    pub verdict: String,
+    pub stage: String,
+    pub title: String,
+    pub message: String,
+    pub reproduced: String,
+    pub repro_dir: String,
+    pub report: String,
+}
+
+/// Writes `<out>/report.md` (and `original/` with the module's StableHLO and compile options)
+/// for a module the script died compiling before XLA wrote any HLO of it.
+pub fn write_pre_hlo_report(
+    dump: &Path,
+    out: &Path,
+    m: &MlirOnlyModule,
+    run: &ScriptRun,
+    reruns: (usize, usize),
+    versions: &[(String, String)],
+) -> Result<PreHloReport, String> {
+    use std::fmt::Write as _;
+    let orig = out.join("original");
+    std::fs::create_dir_all(&orig).map_err(|e| format!("{}: {e}", orig.display()))?;
+    if let Ok(entries) = std::fs::read_dir(dump.join(&m.dir)) {
+        for e in entries.flatten() {
+            let _ = std::fs::copy(e.path(), orig.join(e.file_name()));
+        }
+    }
+    let hang = run.timed_out;
+    let how = if hang {
+        "hangs".to_string()
+    } else {
+        format!(
+            "crashes ({})",
+            run.signal
+                .map(engine::backend::signal_name)
+                .unwrap_or_else(|| format!("exit status {}", run.exit_code.unwrap_or(-1)))
+        )
+    };
+    let short = m.name.splitn(2, '.').nth(1).unwrap_or(&m.name).to_string();
+    let jaxlib = versions
+        .iter()
+        .find(|(k, _)| k == "jaxlib")
+        .map(|(_, v)| format!(" [jaxlib {v}]"))
+        .unwrap_or_default();
+    let title =
+        format!("XLA {how} compiling `{short}` before any HLO pass (StableHLO -> HLO){jaxlib}");
+    let message = crash_message(&run.stderr_tail);
+    let reproduced = format!(
+        "{} of {} fresh runs of the script ended the same way",
+        reruns.0, reruns.1
+    );
+    let mut s = String::new();
+    let _ = writeln!(s, "# {title}\n");
+    let _ = writeln!(
+        s,
+        "## Summary\n\nThe reporter's script {} while XLA compiles `{short}`. XLA had dumped the \
+         module's StableHLO (`module.mlir`) but not yet its `before_optimizations` HLO, so the \
+         failure is in the StableHLO -> HLO stage (MLIR legalization and folding), before any HLO \
+         pass ran. hlo-diff runs and minimizes HLO modules, so the module is shown as dumped \
+         (locations removed), not minimized.\n",
+        if hang { "hangs" } else { "dies" }
+    );
+    let _ = writeln!(
+        s,
+        "## Origin\n\n- found by `hlo-diff triage {}{}`: the script {}\n- the dump's module folder: `{}` (copied to `original/`)\n",
+        run.script_copy.trim_start_matches("script/"),
+        if run.args.is_empty() {
+            String::new()
+        } else {
+            format!(" -- {}", run.args.join(" "))
+        },
+        run.ending(),
+        m.dir
+    );
+    s.push_str("## Versions\n\n");
+    for (k, v) in versions {
+        let _ = writeln!(s, "- {k}: {v}");
+    }
+    let _ = writeln!(
+        s,
+        "\n## StableHLO (module.mlir)\n\n```mlir\n{}```\n",
+        mlir_without_locations(&m.mlir)
+    );
+    s.push_str(
+        "## Inputs\n\nNone needed: the failure happens while compiling, before any execution.\n\n",
+    );
+    let _ = writeln!(
+        s,
+        "## Expected vs actual\n\n- expected: the module compiles (or XLA reports an error)\n- actual: the process {how}; stderr ends with:\n\n```\n{}\n```\n",
+        message
+    );
+    let _ = writeln!(
+        s,
+        "## Culprit\n\n**{} in stage `stablehlo-to-hlo` (after `module.mlir` was dumped, before `before_optimizations`)**\n",
+        if hang { "hang" } else { "crash" }
+    );
+    s.push_str(
+        "## Release range\n\nNot determined: hlo-diff's bisector has no release mode yet.\n\n",
+    );
+    let _ = writeln!(s, "## Fresh-process reproduction\n\n- {reproduced}\n");
+    let _ = writeln!(
+        s,
+        "## Reproduce\n\n```sh\nsh ../{}   # the reporter's script, as triaged\nrun_hlo_module --platform=CPU --input_format=stablehlo original/module.mlir\n```",
+        run.rerun
+    );
+    let report = out.join("report.md");
+    std::fs::write(&report, s).map_err(|e| format!("{}: {e}", report.display()))?;
+    Ok(PreHloReport {
+        module: m.name.clone(),
+        verdict: if hang { "timeout" } else { "crash" }.into(),
+        stage: "stablehlo-to-hlo".into(),
+        title,
+        message,
+        reproduced,
+        repro_dir: out.display().to_string(),
+        report: report.display().to_string(),
+    })
 }
