@@ -271,8 +271,7 @@ fn run_script(args: Args, global: &Global) -> Result<Exit, Failure> {
         let (failure, what) = if let Some(pkg) = &run.missing_module {
             (
                 Failure::infrastructure(format!(
-                    "the script needs the Python package `{pkg}`, which {} lacks: install it ({} -m pip install {pkg}) or point --python at a Python that has it\n{}",
-                    python.display(),
+                    "the script imports the Python module `{pkg}`, which {} lacks: install the package that provides it into that Python, or point --python at a Python that has it\n{}",
                     python.display(),
                     last_lines(&run.stderr_tail, 4)
                 )),

@@ -449,6 +449,9 @@ enum TextValue {
     Msg(Vec<(String, TextValue)>),
 }
 
+/// Maps a text-format enum value name to its number.
+type EnumOf = dyn Fn(&str) -> Option<i64>;
+
 /// A field value in either encoding.
 #[derive(Clone, Debug)]
 enum Value<'a> {
@@ -550,12 +553,7 @@ impl Msg {
     }
 
     /// Repeated integer field (varints, packed or not; text numbers or enum names via `enum_of`).
-    fn ints(
-        &self,
-        num: u32,
-        name: &str,
-        enum_of: Option<&dyn Fn(&str) -> Option<i64>>,
-    ) -> Result<Vec<i64>, String> {
+    fn ints(&self, num: u32, name: &str, enum_of: Option<&EnumOf>) -> Result<Vec<i64>, String> {
         let mut out = Vec::new();
         for v in self.fields(num, name)? {
             match v {

@@ -7,7 +7,8 @@
 //! - `inputs.pbtxt`: the same inputs as a text `xla.RunHloModuleLiterals` proto, the form
 //!   `run_hlo_module --input_literals_file` reads (`iterations { arguments { shape {...} ... } }`);
 //! - `repro.sh`: the `hlo-diff run` line and the equivalent `run_hlo_module` line;
-//! - `README.md`: what was expected and what came back, backend and versions, the culprit pass.
+//! - `README.md`: what was expected and what came back, backend and versions, the inputs as text,
+//!   the culprit pass.
 
 use hlo::{ArrayLiteral, Literal, PrimitiveType, Scalar};
 use std::fmt::Write as _;
@@ -290,6 +291,21 @@ fn readme(r: &Repro, f: &ReproFiles) -> String {
         r.culprit
             .as_deref()
             .unwrap_or("not determined (run `repro-bisect` on the module with the inputs)")
+    );
+    let inputs = literals_text(&r.inputs);
+    let shown = if inputs.chars().count() > 4000 {
+        format!(
+            "{}...\n(truncated: the whole inputs are in `{}`)\n",
+            inputs.chars().take(4000).collect::<String>(),
+            f.inputs_text
+        )
+    } else {
+        inputs
+    };
+    let _ = writeln!(
+        s,
+        "## Inputs\n\nOne line per parameter, `<shape><TAB><literal>` (also `{}`, `{}` and `{}`):\n\n```\n{}```\n",
+        f.inputs_text, f.inputs, f.inputs_pbtxt, shown
     );
     s.push_str("## Reproduce\n\n```sh\nsh repro.sh\n```\n\n");
     let _ = writeln!(s, "## Module\n\n```\n{}\n```", r.module_text.trim_end());

@@ -559,7 +559,12 @@ pub fn write_pre_hlo_report(
                 .unwrap_or_else(|| format!("exit status {}", run.exit_code.unwrap_or(-1)))
         )
     };
-    let short = m.name.splitn(2, '.').nth(1).unwrap_or(&m.name).to_string();
+    let short = m
+        .name
+        .split_once('.')
+        .map(|x| x.1)
+        .unwrap_or(&m.name)
+        .to_string();
     let jaxlib = versions
         .iter()
         .find(|(k, _)| k == "jaxlib")

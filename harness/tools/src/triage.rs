@@ -423,22 +423,34 @@ pub fn issue_markdown(
         "\n## HLO (before_optimizations, minimized)\n\n```\n{}\n```\n",
         r.module_text.trim_end()
     );
-    let _ = writeln!(
-        s,
-        "## Inputs\n\n```\n{}```\n",
-        findings::repro::literals_text(&r.inputs)
-    );
+    s.push_str("## Inputs\n\n");
+    if r.inputs.is_empty() {
+        s.push_str(
+            "None: the module takes no parameters (its values are constants in the HLO).\n\n",
+        );
+    } else {
+        s.push_str("One line per parameter, `<shape><TAB><literal>`; long values are cut here and whole in `inputs.txt`:\n\n```\n");
+        for line in findings::repro::literals_text(&r.inputs).lines() {
+            if line.chars().count() > 600 {
+                let _ = writeln!(s, "{} ...", line.chars().take(600).collect::<String>());
+            } else {
+                let _ = writeln!(s, "{line}");
+            }
+        }
+        s.push_str("```\n\n");
+    }
     let _ = writeln!(
         s,
         "## Expected vs actual\n\n- expected (reference): `{}`\n- actual ({}): `{}`",
-        r.expected.as_deref().unwrap_or("?"),
+        cut(r.expected.as_deref().unwrap_or("?")),
         r.backend,
-        r.actual
+        cut(r
+            .actual
             .as_deref()
             .unwrap_or("?")
             .lines()
             .next()
-            .unwrap_or("")
+            .unwrap_or(""))
     );
     if let Some(d) = &r.first_difference {
         let _ = writeln!(s, "- first difference: {d}");
@@ -521,6 +533,15 @@ pub fn issue_markdown(
         );
     }
     s
+}
+
+/// A value for one markdown line: at most 300 characters.
+fn cut(v: &str) -> String {
+    if v.chars().count() > 300 {
+        format!("{} ...", v.chars().take(300).collect::<String>())
+    } else {
+        v.to_string()
+    }
 }
 
 /// One line naming where the bug is: the pass (and whether disabling it makes XLA agree), below
