@@ -402,7 +402,7 @@ fn run_script(args: Args, global: &Global) -> Result<Exit, Failure> {
         };
         let instructions = m.instruction_count();
         let ctx = Context {
-            accepted_by_xla: sm.compiled(),
+            from_script: Some(sm.compiled()),
             repeat: args.repeat.unwrap_or(3),
             repeat_clean: false,
             python: global.python.clone(),
@@ -527,9 +527,22 @@ fn run_script(args: Args, global: &Global) -> Result<Exit, Failure> {
             args.out.display()
         );
     }
-    Ok(if bugs > 0 {
-        Exit::BugFound
-    } else {
-        Exit::Clean
-    })
+    if bugs > 0 {
+        return Ok(Exit::BugFound);
+    }
+    // No bug; a module XLA rejected is the script's error (or hlo-diff's limit), said as one.
+    if let Some(r) = reports.iter().find(|r| r.result.verdict == "rejected") {
+        return Err(Failure::bad_input(format!(
+            "no XLA bug found; {}: {}",
+            r.result.module, r.result.message
+        )));
+    }
+    if !run.succeeded() {
+        eprintln!(
+            "note: the script {}, but hlo-diff found no XLA bug in the modules it compiled; its stderr ends:\n{}",
+            run.ending(),
+            last_lines(&run.stderr_tail, 4)
+        );
+    }
+    Ok(Exit::Clean)
 }

@@ -193,7 +193,7 @@ fn a_hanging_script_is_killed_and_its_dump_triaged() {
 
 /// Errors a reporter's script can have are named, with their exit codes, and never become a
 /// bug: failing before compiling anything (2), a package the Python lacks (3), a missing script
-/// (2).
+/// (2), a module XLA rejects (2).
 #[test]
 fn script_errors_are_named_and_never_a_bug() {
     if !need_xla() {
@@ -229,6 +229,33 @@ fn script_errors_are_named_and_never_a_bug() {
 
     let o = hlo_diff(&["triage", d.path().join("nope.py").to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+
+    // A module XLA rejects (a custom call nobody registered): named, exit 2, not a bug.
+    let rejected = write(
+        d.path(),
+        "rejected.py",
+        "import jax, jax.numpy as jnp\n\
+         f = jax.ffi.ffi_call('hlo_diff_no_such_target', jax.ShapeDtypeStruct((2,), jnp.float32))\n\
+         print(jax.jit(lambda x: f(x))(jnp.ones(2)))\n",
+    );
+    let out = d.path().join("t3");
+    let o = hlo_diff(&["triage", &rejected, "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("hlo_diff_no_such_target"),
+        "{}",
+        text(&o)
+    );
+    let v = report_json(&out);
+    assert_eq!(v["bugs"], 0, "{v}");
+    assert!(
+        v["modules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["verdict"] == "rejected" && m["bug"] == false),
+        "{v}"
+    );
 }
 
 /// The same inputs saved by real NumPy (`.npy`, `.npz` compressed, float64 narrowed as jax
@@ -302,4 +329,42 @@ fn run_reads_the_input_formats_users_have() {
         "{}",
         text(&o)
     );
+}
+
+/// A script that turns jax's persistent compilation cache on itself would, on its second run,
+/// load its executables from the cache and compile (and dump) nothing; triage runs it with the
+/// cache disabled, so a second triage still finds its modules.
+#[test]
+fn jax_compilation_cache_does_not_hide_modules() {
+    if !need_xla() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let cache = d.path().join("jax-cache");
+    let script = write(
+        d.path(),
+        "cached.py",
+        &format!(
+            "import jax, jax.numpy as jnp\n\
+             jax.config.update('jax_compilation_cache_dir', {:?})\n\
+             jax.config.update('jax_persistent_cache_min_compile_time_secs', 0)\n\
+             jax.config.update('jax_persistent_cache_min_entry_size_bytes', 0)\n\
+             print(jax.jit(lambda x: jnp.sin(x) * 3)(jnp.ones(4)))\n",
+            cache.display().to_string()
+        ),
+    );
+    for run in ["first", "second"] {
+        let out = d.path().join(run);
+        let o = hlo_diff(&["triage", &script, "--out", out.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(0), "{run}: {}", text(&o));
+        let v = report_json(&out);
+        assert!(
+            v["modules"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|m| m["module"].as_str().unwrap().ends_with("jit__lambda")),
+            "{run}: {v}"
+        );
+    }
 }

@@ -106,9 +106,11 @@ impl Session {
 /// often to rerun it in fresh processes. `Context::default()` is a hand-given module or dump.
 #[derive(Clone, Debug, Default)]
 pub struct Context {
-    /// A module XLA already accepted (it compiled in the reporter's script) and now rejects when
-    /// re-run from its text is not reported as a bug but as a module hlo-diff cannot re-run.
-    pub accepted_by_xla: bool,
+    /// `Some(compiled)` for a module of a reporter's script (`compiled`: XLA finished compiling
+    /// it there). XLA rejecting such a module is never reported as a bug: either the script's own
+    /// program is at fault (XLA rejected it in the script too, or at run time) or hlo-diff cannot
+    /// re-run the dumped text. `None` (a hand-given module or dump): a rejection is a finding.
+    pub from_script: Option<bool>,
     /// Fresh-process reruns of the minimized module (the report's "k of N").
     pub repeat: usize,
     /// Also rerun modules that show no bug (`--repeat` given for a dump or a file).
@@ -626,18 +628,23 @@ pub fn triage(
     let runner = session.runner();
     let before = case.module.instruction_count();
     let clean_case = (ctx.repeat_clean && ctx.repeat > 0).then(|| case.clone());
-    let first = if ctx.accepted_by_xla {
-        // A rejection of a module XLA compiled in the reporter's run is hlo-diff's limit
-        // (re-running it from text), not a bug to minimize.
+    let first = if let Some(compiled) = ctx.from_script {
         let o = runner.observe(&case);
         if o.verdict.kind == VerdictKind::Rejected {
             return Ok(TriageResult {
                 module: name.into(),
-                verdict: "not_rerunnable".into(),
-                message: format!(
-                    "XLA compiled this module in the script but rejects its dumped text when hlo-diff re-runs it (not a bug report): {}",
-                    o.verdict.message
-                ),
+                verdict: "rejected".into(),
+                message: if compiled {
+                    format!(
+                        "XLA rejects this module when hlo-diff re-runs it, though it compiled in the script: the script's own error at run time, or a module hlo-diff cannot re-run from its dump (not an XLA bug report): {}",
+                        o.verdict.message
+                    )
+                } else {
+                    format!(
+                        "XLA rejected this module in the script as well (the script's own error, see script/stderr.txt; not an XLA bug report): {}",
+                        o.verdict.message
+                    )
+                },
                 bug: false,
                 instructions_before: Some(before),
                 instructions_after: None,
