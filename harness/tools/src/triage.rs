@@ -395,7 +395,11 @@ pub fn issue_markdown(
         r.backend,
         r.reference,
         match (r.instructions_before, r.instructions_after) {
-            (Some(a), Some(b)) => format!("; minimized from {a} to {b} instructions"),
+            (Some(a), Some(b)) if b < a => format!("; minimized from {a} to {b} instructions"),
+            (Some(a), Some(b)) => format!(
+                "; {b} instructions after minimization ({a} before: no smaller module kept the \
+                 bug; the minimizer may have folded inputs into constants)"
+            ),
             _ => String::new(),
         }
     );
