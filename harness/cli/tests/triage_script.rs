@@ -368,3 +368,57 @@ fn jax_compilation_cache_does_not_hide_modules() {
         );
     }
 }
+
+/// `recheck --inputs` tests one finding on the given inputs (here a NumPy file) instead of its
+/// stored ones: with `[1, 2]` against a NaN, fast min/max drops the NaN on XLA:CPU.
+#[test]
+fn recheck_takes_inputs_in_any_format() {
+    if !need_xla() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("finding");
+    std::fs::create_dir(&f).unwrap();
+    write(
+        &f,
+        "module.hlo",
+        "HloModule max_nan\n\nENTRY e {\n  x = f32[2] parameter(0)\n  n = f32[] constant(nan)\n  \
+         b = f32[2] broadcast(n), dimensions={}\n  ROOT m = f32[2] maximum(x, b)\n}\n",
+    );
+    let st = Command::new(python())
+        .current_dir(d.path())
+        .args([
+            "-c",
+            "import numpy as np; np.save('x.npy', np.array([1.0, 2.0], dtype=np.float32))",
+        ])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let x = d.path().join("x.npy");
+    let o = hlo_diff(&[
+        "recheck",
+        f.to_str().unwrap(),
+        "--inputs",
+        x.to_str().unwrap(),
+        "--xla-option",
+        "xla_cpu_enable_fast_min_max=true",
+        "--no-voter",
+    ]);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("mismatch"),
+        "{}",
+        text(&o)
+    );
+    // One finding only: two are a usage error.
+    let g = d.path().join("other");
+    std::fs::create_dir(&g).unwrap();
+    std::fs::copy(f.join("module.hlo"), g.join("module.hlo")).unwrap();
+    let o = hlo_diff(&[
+        "recheck",
+        f.to_str().unwrap(),
+        g.to_str().unwrap(),
+        "--inputs",
+        x.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+}
