@@ -37,20 +37,28 @@ pub fn load_module(path: &Path) -> Result<(String, Module), Failure> {
     Ok((text, m))
 }
 
-/// The inputs from `path` (any format [`findings::repro::read_inputs`] reads), or generated from
-/// `seed` with `generator`; checked against the entry parameters.
+/// The inputs from `path` (any format [`findings::inputs`] detects: literal file, text lines,
+/// literal proto text or binary, NumPy `.npy`/`.npz`; fitted to the parameters as
+/// [`findings::inputs::ReadInputs::fit_to`] says, each conversion noted on stderr), or generated
+/// from `seed` with `generator`; checked against the entry parameters.
 pub fn load_inputs_with(
     m: &Module,
     path: Option<&Path>,
     seed: u64,
     generator: &generators::Config,
 ) -> Result<Vec<Literal>, Failure> {
+    let params = m.entry_computation().parameter_shapes();
     let inputs = match path {
-        Some(p) => findings::repro::read_inputs(p)
-            .map_err(|e| Failure::bad_input(format!("{}: {e}", p.display())))?,
+        Some(p) => {
+            let read = findings::inputs::read_inputs_file(p).map_err(Failure::bad_input)?;
+            let (inputs, notes) = read.fit_to(&params);
+            for n in notes {
+                eprintln!("{}: {n}", p.display());
+            }
+            inputs
+        }
         None => generators::generate_inputs_from_seed(m, seed, generator),
     };
-    let params = m.entry_computation().parameter_shapes();
     if params.len() != inputs.len() {
         return Err(Failure::bad_input(format!(
             "the module has {} parameters but {} inputs were given",

@@ -35,6 +35,10 @@ pub struct Args {
     /// Do not ask stablehlo-ref to vote on mismatches.
     #[arg(long)]
     pub no_voter: bool,
+    /// Test the finding on these inputs instead of its stored `inputs.lit` (one finding only;
+    /// any format `run --inputs` reads).
+    #[arg(long)]
+    pub inputs: Option<PathBuf>,
 }
 
 /// The finding directories named by `targets`, sorted, each once.
@@ -111,11 +115,18 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
                 .unwrap_or(1)
         })
         .clamp(1, dirs.len().max(1));
+    if args.inputs.is_some() && dirs.len() != 1 {
+        return Err(Failure::bad_input(format!(
+            "--inputs replaces one finding's inputs, but {} findings were named",
+            dirs.len()
+        )));
+    }
     // Load everything first: bad input is reported before any XLA work.
     let mut cases = Vec::with_capacity(dirs.len());
     for d in &dirs {
         let (_, module) = load_module(&d.join("module.hlo"))?;
-        let inputs = load_inputs(&module, Some(&d.join("inputs.lit")), 0)?;
+        let stored = d.join("inputs.lit");
+        let inputs = load_inputs(&module, Some(args.inputs.as_deref().unwrap_or(&stored)), 0)?;
         // Each finding is tested under the XLA options it was found with (given ones added).
         let opts = merge_xla_options(&finding_xla_options(d)?, &xla_options);
         cases.push((d.clone(), module, inputs, opts));

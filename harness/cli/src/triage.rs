@@ -1,20 +1,30 @@
 //! `hlo-diff triage X`: X is a dump directory from a bug report (every module's
-//! `before_optimizations.txt` is triaged) or an HLO file. Runs each module on the backends; a
-//! module that shows a bug is minimized, bisected and written up (`<out>/<module>/`: the repro
-//! directory and `report.md`, the markdown of an upstream issue).
+//! `before_optimizations.txt` is triaged), an HLO file, or a reporter's Python script
+//! (`repro.py [-- ARGS]`: run with XLA dumping to a private directory, then every module it
+//! compiled is triaged with the arguments it really passed where XLA's snapshot caught them).
+//! Runs each module on the backends; a module that shows a bug is minimized, bisected, rerun in
+//! fresh processes and written up (`<out>/<module>/`: the repro directory and `report.md`, the
+//! markdown of an upstream issue). A script's triage directory also holds `report.json` (every
+//! module, its inputs' origin, verdict and files), `script/` (the script, its stdout and stderr,
+//! `run.sh`) and `dump/`.
 
 use super::input::{load_inputs, load_module};
 use super::minimize::session;
 use super::{print_json, Exit, Failure, Global};
-use std::path::PathBuf;
-use std::time::Duration;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 use tools::minimize::{Case, Options};
+use tools::script::{InputsSource, ScriptOptions};
+use tools::triage::{Context, Session, TriageResult};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// A dump directory or an HLO module file.
+    /// A dump directory, an HLO module file, or a Python script (`.py`) to run.
     pub target: PathBuf,
-    /// Inputs (for a single module; default: generated from --seed).
+    /// Arguments for the script (after `--`).
+    #[arg(last = true)]
+    pub script_args: Vec<String>,
+    /// Inputs (for a single module; default: generated from --seed). Any format `run` reads.
     #[arg(long)]
     pub inputs: Option<PathBuf>,
     /// Where reports go (default: `triage-out`).
@@ -24,6 +34,7 @@ pub struct Args {
     pub backends: String,
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// An XLA DebugOptions field, `name=value` (repeatable); a script runs with it in XLA_FLAGS.
     #[arg(long = "xla-option", value_name = "NAME=VALUE")]
     pub xla_options: Vec<String>,
     #[arg(long, default_value_t = 1000)]
@@ -36,13 +47,28 @@ pub struct Args {
     /// Do not ask the voter (stablehlo-ref) about minimized mismatches.
     #[arg(long)]
     pub no_voter: bool,
-    /// Also run each module N more times in fresh worker processes (fresh compiles) and count
-    /// the runs that disagree with the oracle or with the first run.
-    #[arg(long, default_value_t = 0, value_name = "N")]
-    pub repeat: usize,
+    /// Rerun each bug's minimized module N times in fresh worker processes (fresh compiles) and
+    /// count the runs that disagree with the oracle or with the first run (default: 3 for a
+    /// script, else 0; given for a dump or a file, clean modules are rerun too).
+    #[arg(long, value_name = "N")]
+    pub repeat: Option<usize>,
+    /// A script's `JAX_PLATFORMS`.
+    #[arg(long, default_value = "cpu")]
+    pub platforms: String,
+    /// A script's time limit, seconds: then its process group is killed (the dump is kept).
+    #[arg(long, default_value_t = 120)]
+    pub script_timeout: u64,
 }
 
 pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
+    if args.target.extension().is_some_and(|e| e == "py") {
+        return run_script(args, global);
+    }
+    if !args.script_args.is_empty() {
+        return Err(Failure::bad_input(
+            "arguments after `--` are for a Python script (`triage repro.py -- ARGS`)",
+        ));
+    }
     // The modules to triage: (name, path).
     let mut files: Vec<(String, PathBuf)> = Vec::new();
     if args.target.is_dir() {
@@ -75,45 +101,22 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
         let inputs = load_inputs(&m, args.inputs.as_deref(), args.seed)?;
         cases.push((name, Case { module: m, inputs }));
     }
-    let session = session(
-        &args.backends,
-        super::input::parse_xla_options(&args.xla_options)?,
-        args.tolerance_scale,
-        !args.no_voter,
-        global,
-    )?;
-    let opts = Options {
-        max_tests: args.max_tests,
-        time_limit: Duration::from_secs(args.time_limit),
-        ..Options::default()
+    let session = make_session(&args, global)?;
+    let opts = options(&args);
+    let ctx = Context {
+        repeat: args.repeat.unwrap_or(0),
+        repeat_clean: true,
+        python: global.python.clone(),
+        versions: cpu_version(),
+        ..Context::default()
     };
     let mut results = Vec::new();
     for (name, case) in cases {
         let out = args.out.join(name.replace(['/', ' '], "_"));
-        let repeat = repeats(&session, &case, args.repeat, global);
-        let mut r =
-            tools::triage::triage(&session, name, case, &out, &opts).map_err(Failure::bad_input)?;
-        r.repeat = repeat;
+        let r = tools::triage::triage(&session, name, case, &out, &opts, &ctx)
+            .map_err(Failure::bad_input)?;
         if !global.json {
-            for x in &r.repeat {
-                println!(
-                    "{name}: repeat on {}: {} of {} fresh processes disagreed with the oracle, {} differed from the first run",
-                    x.backend, x.disagree_with_oracle, x.runs, x.differ_from_first
-                );
-            }
-            match &r.report {
-                Some(rep) => println!(
-                    "{name}: {} ({} -> {} instructions){}\n  report: {rep}",
-                    r.verdict,
-                    r.instructions_before.unwrap_or(0),
-                    r.instructions_after.unwrap_or(0),
-                    r.culprit
-                        .as_ref()
-                        .map(|c| format!(", culprit pass {c}"))
-                        .unwrap_or_default()
-                ),
-                None => println!("{name}: {} ({})", r.verdict, r.message),
-            }
+            print_result(&r);
         }
         results.push(r);
     }
@@ -124,37 +127,422 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
     Ok(if bug { Exit::BugFound } else { Exit::Clean })
 }
 
-/// `--repeat N` for one module: its first run on the oracle and every XLA backend of the
-/// session, then N more in fresh processes (none when N is 0).
-fn repeats(
-    session: &tools::triage::Session,
-    case: &Case,
-    n: usize,
-    global: &Global,
-) -> Vec<tools::repeat::Repeats> {
-    use engine::backend::Backend;
-    if n == 0 {
-        return Vec::new();
+fn make_session(args: &Args, global: &Global) -> Result<Session, Failure> {
+    session(
+        &args.backends,
+        super::input::parse_xla_options(&args.xla_options)?,
+        args.tolerance_scale,
+        !args.no_voter,
+        global,
+    )
+}
+
+fn options(args: &Args) -> Options {
+    Options {
+        max_tests: args.max_tests,
+        time_limit: Duration::from_secs(args.time_limit),
+        ..Options::default()
     }
-    let text = hlo::print::module_to_string(&case.module);
-    let mut outcomes = vec![(
-        engine::ORACLE.to_string(),
-        engine::interp_backend::InterpBackend::new().run_module(&case.module, &case.inputs),
-    )];
-    for w in &session.workers {
-        outcomes.push((
-            w.name().to_string(),
-            w.run(&text, &case.inputs, &session.opts),
+}
+
+fn cpu_version() -> Vec<(String, String)> {
+    let cpu = engine::environment::cpu();
+    if cpu.model.is_empty() {
+        Vec::new()
+    } else {
+        vec![("cpu".into(), cpu.model)]
+    }
+}
+
+fn print_result(r: &TriageResult) {
+    let name = &r.module;
+    for x in &r.repeat {
+        println!(
+            "{name}: repeat on {}: {} of {} fresh processes disagreed with the oracle, {} differed from the first run",
+            x.backend, x.disagree_with_oracle, x.runs, x.differ_from_first
+        );
+    }
+    match &r.report {
+        Some(rep) => println!(
+            "{name}: {} ({} -> {} instructions){}\n  title: {}\n  report: {rep}",
+            r.verdict,
+            r.instructions_before.unwrap_or(0),
+            r.instructions_after.unwrap_or(0),
+            r.culprit_summary
+                .as_ref()
+                .map(|c| format!(", culprit: {c}"))
+                .unwrap_or_default(),
+            r.title.as_deref().unwrap_or("")
+        ),
+        None => println!("{name}: {} ({})", r.verdict, r.message),
+    }
+}
+
+/// One module of a script's run in `report.json`.
+#[derive(serde::Serialize)]
+struct ScriptModuleReport {
+    #[serde(flatten)]
+    result: TriageResult,
+    /// `snapshot` (the script's own arguments) or `generated` (the module's shapes).
+    inputs: &'static str,
+    inputs_detail: String,
+    /// XLA finished compiling it in the script (the dump has its optimized module).
+    compiled_in_script: bool,
+    /// The dump's files of this module (relative to the triage directory).
+    dump_files: Vec<String>,
+}
+
+/// `report.json` of a script's triage.
+fn write_report_json(out: &Path, v: &serde_json::Value) -> Result<(), Failure> {
+    let p = out.join("report.json");
+    std::fs::write(
+        &p,
+        serde_json::to_string_pretty(v).unwrap_or_else(|_| "{}".into()),
+    )
+    .map_err(|e| Failure::bad_input(format!("{}: {e}", p.display())))
+}
+
+fn last_lines(s: &str, n: usize) -> String {
+    let v: Vec<&str> = s.lines().rev().take(n).collect();
+    v.into_iter().rev().collect::<Vec<_>>().join("\n")
+}
+
+fn run_script(args: Args, global: &Global) -> Result<Exit, Failure> {
+    let start = Instant::now();
+    if args.inputs.is_some() {
+        return Err(Failure::bad_input(
+            "--inputs does not apply to a script: its modules take the arguments the script passed (or generated ones)",
         ));
     }
-    tools::repeat::repeat_all(
-        n,
-        global.python.clone(),
-        &case.module,
-        &text,
-        &case.inputs,
-        &outcomes,
-        &session.opts,
-        &judge::compare::Tolerance::for_module(&case.module),
-    )
+    if !args.target.is_file() {
+        return Err(Failure::bad_input(format!(
+            "{}: no such script",
+            args.target.display()
+        )));
+    }
+    let python = global
+        .python
+        .clone()
+        .unwrap_or_else(engine::worker::default_python);
+    if !python.exists() {
+        return Err(Failure::infrastructure(format!(
+            "no Python at {} to run the script\ninstall with: {}",
+            python.display(),
+            engine::worker::INSTALL_HINT
+        )));
+    }
+    let xla_options = super::input::parse_xla_options(&args.xla_options)?;
+    std::fs::create_dir_all(&args.out)
+        .map_err(|e| Failure::bad_input(format!("{}: {e}", args.out.display())))?;
+    eprintln!(
+        "running {} with {} (JAX_PLATFORMS={}, limit {} s), XLA dumping to {}",
+        args.target.display(),
+        python.display(),
+        args.platforms,
+        args.script_timeout,
+        args.out.join("dump").display()
+    );
+    let script_opts = ScriptOptions {
+        python: python.clone(),
+        script: args.target.clone(),
+        args: args.script_args.clone(),
+        dir: args.out.clone(),
+        platforms: args.platforms.clone(),
+        xla_options: xla_options.clone(),
+        timeout: Duration::from_secs(args.script_timeout),
+    };
+    let run = tools::script::run_script(&script_opts).map_err(Failure::bad_input)?;
+    let dump = args.out.join("dump");
+    let index = hlo::dump::read_dump_dir(&dump).map_err(|e| Failure::bad_input(e.to_string()))?;
+    let modules = tools::script::script_modules(&dump, &index);
+    eprintln!(
+        "the script {} after {:.1} s; it compiled {} module(s)",
+        run.ending(),
+        run.elapsed_ms as f64 / 1000.0,
+        modules.len()
+    );
+    let script_json = serde_json::to_value(&run).unwrap_or_default();
+    // The script died (signal, abort, time limit) compiling a module of which XLA wrote only the
+    // StableHLO: the crash happened before HLO.
+    let died = run.signal.is_some() || run.timed_out;
+    let pre_hlo = tools::script::mlir_only_modules(&dump, &index);
+    let crash_site = pre_hlo.last().filter(|_| died).cloned();
+    if modules.is_empty() && crash_site.is_none() {
+        let (failure, what) = if let Some(pkg) = &run.missing_module {
+            (
+                Failure::infrastructure(format!(
+                    "the script imports the Python module `{pkg}`, which {} lacks: install the package that provides it into that Python, or point --python at a Python that has it\n{}",
+                    python.display(),
+                    last_lines(&run.stderr_tail, 4)
+                )),
+                "missing_package",
+            )
+        } else if !run.succeeded() {
+            (
+                Failure::bad_input(format!(
+                    "the script failed before compiling anything ({}); nothing to triage. Its stderr ends:\n{}",
+                    run.ending(),
+                    last_lines(&run.stderr_tail, 8)
+                )),
+                "failed_before_compiling",
+            )
+        } else {
+            (
+                Failure::bad_input(format!(
+                    "the script ran ({}) but XLA compiled nothing under JAX_PLATFORMS={} (a persistent compilation cache the script enables itself also hides compiles): nothing to triage",
+                    run.ending(),
+                    args.platforms
+                )),
+                "compiled_nothing",
+            )
+        };
+        write_report_json(
+            &args.out,
+            &serde_json::json!({
+                "bug": false, "error": what, "message": failure.message,
+                "script": script_json, "modules": [],
+                "elapsed_ms": start.elapsed().as_millis() as u64,
+            }),
+        )?;
+        if global.json {
+            print_json(
+                &serde_json::json!({"bug": false, "error": what, "message": failure.message, "script": script_json}),
+            );
+        }
+        return Err(failure);
+    }
+    let session = make_session(&args, global)?;
+    let opts = options(&args);
+    let mut versions = cpu_version();
+    let user_flags: Vec<String> = std::env::var("XLA_FLAGS")
+        .ok()
+        .map(|f| f.split_whitespace().map(str::to_string).collect())
+        .unwrap_or_default();
+    versions.push((
+        "XLA_FLAGS of the script's run (besides dumping)".into(),
+        if user_flags.is_empty() && xla_options.is_empty() {
+            "none".into()
+        } else {
+            user_flags
+                .into_iter()
+                .chain(xla_options.iter().map(|(k, v)| format!("--{k}={v}")))
+                .collect::<Vec<_>>()
+                .join(" ")
+        },
+    ));
+    let script_name = run.script_copy.trim_start_matches("script/").to_string();
+    let mut reports: Vec<ScriptModuleReport> = Vec::new();
+    let mut seen: Vec<(String, String)> = Vec::new();
+    let n = modules.len();
+    for (i, sm) in modules.iter().enumerate() {
+        let t0 = Instant::now();
+        let path = dump.join(&sm.before_optimizations);
+        let dump_files: Vec<String> = sm
+            .relevant_files()
+            .iter()
+            .map(|f| format!("dump/{f}"))
+            .collect();
+        let skipped = |verdict: &str, message: String| ScriptModuleReport {
+            result: TriageResult {
+                module: sm.name.clone(),
+                verdict: verdict.into(),
+                message,
+                bug: false,
+                instructions_before: None,
+                instructions_after: None,
+                culprit: None,
+                conclusion: None,
+                repro_dir: None,
+                report: None,
+                repeat: Vec::new(),
+                title: None,
+                reproduced: None,
+                culprit_summary: None,
+                elapsed_ms: t0.elapsed().as_millis() as u64,
+            },
+            inputs: "none",
+            inputs_detail: String::new(),
+            compiled_in_script: sm.compiled(),
+            dump_files: dump_files.clone(),
+        };
+        let m = match load_module(&path) {
+            Ok((text, m)) => {
+                let body: String = text.lines().skip(1).collect::<Vec<_>>().join("\n");
+                if let Some((_, first)) = seen.iter().find(|(b, _)| *b == body) {
+                    let r = skipped("duplicate", format!("the same module as {first}"));
+                    eprintln!("[{}/{n}] {}: the same module as {first}", i + 1, sm.name);
+                    reports.push(r);
+                    continue;
+                }
+                seen.push((body, sm.name.clone()));
+                m
+            }
+            Err(f) => {
+                eprintln!("[{}/{n}] {}: not triaged: {}", i + 1, sm.name, f.message);
+                reports.push(skipped(
+                    "not_parsed",
+                    format!(
+                        "hlo-diff cannot read this module (not a bug report): {}",
+                        f.message
+                    ),
+                ));
+                continue;
+            }
+        };
+        let (inputs, source) = match tools::script::snapshot_inputs(&dump, sm, &m) {
+            Ok((ins, f)) => (ins, InputsSource::Snapshot(f)),
+            Err(why) => (
+                generators::generate_inputs_from_seed(
+                    &m,
+                    args.seed,
+                    &generators::Config::default(),
+                ),
+                InputsSource::Generated(why),
+            ),
+        };
+        let instructions = m.instruction_count();
+        let ctx = Context {
+            from_script: Some(sm.compiled()),
+            repeat: args.repeat.unwrap_or(3),
+            repeat_clean: false,
+            python: global.python.clone(),
+            origin: vec![
+                format!(
+                    "found by `hlo-diff triage {}{}`: module `{}` of the script's XLA dump ({} instructions before minimization){}",
+                    script_name,
+                    if run.args.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" -- {}", run.args.join(" "))
+                    },
+                    sm.name,
+                    instructions,
+                    if sm.compiled() {
+                        ""
+                    } else {
+                        "; XLA never finished compiling it in the script"
+                    }
+                ),
+                format!("inputs: {}", source.describe()),
+                format!("the script {}", run.ending()),
+            ],
+            versions: versions.clone(),
+            original_files: sm.relevant_files().iter().map(|f| dump.join(f)).collect(),
+            python_repro: Some(format!(
+                "sh ../{}   # the reporter's script, {}",
+                run.rerun, script_name
+            )),
+        };
+        let out = args.out.join(sm.name.replace(['/', ' '], "_"));
+        let case = Case { module: m, inputs };
+        let r = tools::triage::triage(&session, &sm.name, case, &out, &opts, &ctx)
+            .map_err(Failure::bad_input)?;
+        eprintln!(
+            "[{}/{n}] {} ({} instructions, inputs {}): {}{} in {:.1} s",
+            i + 1,
+            sm.name,
+            instructions,
+            match &source {
+                InputsSource::Snapshot(_) => "from the script",
+                InputsSource::Generated(_) => "generated",
+            },
+            r.verdict,
+            r.title
+                .as_ref()
+                .map(|t| format!(": {t}"))
+                .unwrap_or_default(),
+            t0.elapsed().as_secs_f64()
+        );
+        reports.push(ScriptModuleReport {
+            inputs: match &source {
+                InputsSource::Snapshot(_) => "snapshot",
+                InputsSource::Generated(_) => "generated",
+            },
+            inputs_detail: source.describe(),
+            compiled_in_script: sm.compiled(),
+            dump_files,
+            result: r,
+        });
+    }
+    let mut pre_hlo_reports = Vec::new();
+    if let Some(site) = &crash_site {
+        let t0 = Instant::now();
+        let n_runs = args.repeat.unwrap_or(3);
+        eprintln!(
+            "[pre-HLO] {}: the script {} while XLA compiled it (only its StableHLO was dumped); rerunning the script {n_runs} time(s)",
+            site.name,
+            run.ending()
+        );
+        let same = tools::script::rerun_count(&script_opts, &run, n_runs);
+        let all_versions: Vec<(String, String)> = session
+            .versions()
+            .into_iter()
+            .chain(versions.clone())
+            .collect();
+        let r = tools::script::write_pre_hlo_report(
+            &dump,
+            &args.out.join(site.name.replace(['/', ' '], "_")),
+            site,
+            &run,
+            (same, n_runs),
+            &all_versions,
+        )
+        .map_err(Failure::bad_input)?;
+        eprintln!(
+            "[pre-HLO] {}: {}: {} in {:.1} s",
+            site.name,
+            r.title,
+            r.reproduced,
+            t0.elapsed().as_secs_f64()
+        );
+        pre_hlo_reports.push(r);
+    }
+    let bugs = reports.iter().filter(|r| r.result.bug).count() + pre_hlo_reports.len();
+    let summary = serde_json::json!({
+        "bug": bugs > 0,
+        "bugs": bugs,
+        "script": script_json,
+        "pre_hlo": pre_hlo_reports,
+        "versions": session.versions().into_iter().chain(versions.clone()).collect::<Vec<_>>(),
+        "release_range": "not determined: hlo-diff's bisector has no release mode yet",
+        "modules": reports,
+        "elapsed_ms": start.elapsed().as_millis() as u64,
+    });
+    write_report_json(&args.out, &summary)?;
+    if global.json {
+        print_json(&summary);
+    } else {
+        for r in &reports {
+            print_result(&r.result);
+        }
+        for r in &pre_hlo_reports {
+            println!(
+                "{}: {} (stage {})\n  title: {}\n  report: {}",
+                r.module, r.verdict, r.stage, r.title, r.report
+            );
+        }
+        println!(
+            "{bugs} bug(s) in {n} module(s) in {:.1} s; triage directory: {} (report.json)",
+            start.elapsed().as_secs_f64(),
+            args.out.display()
+        );
+    }
+    if bugs > 0 {
+        return Ok(Exit::BugFound);
+    }
+    // No bug; a module XLA rejected is the script's error (or hlo-diff's limit), said as one.
+    if let Some(r) = reports.iter().find(|r| r.result.verdict == "rejected") {
+        return Err(Failure::bad_input(format!(
+            "no XLA bug found; {}: {}",
+            r.result.module, r.result.message
+        )));
+    }
+    if !run.succeeded() {
+        eprintln!(
+            "note: the script {}, but hlo-diff found no XLA bug in the modules it compiled; its stderr ends:\n{}",
+            run.ending(),
+            last_lines(&run.stderr_tail, 4)
+        );
+    }
+    Ok(Exit::Clean)
 }

@@ -252,7 +252,7 @@ fn triage_of_a_dump_directory_reports_the_culprit() {
         "## Summary",
         "## Reproduce",
         "## Expected vs actual",
-        "## Culprit pass",
+        "## Culprit",
         "algsimp",
         "jaxlib",
         "run_hlo_module",

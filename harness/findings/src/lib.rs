@@ -5,6 +5,7 @@
 //! ([`report`], fed by [`summary::CampaignSummary`]).
 
 pub mod bucket;
+pub mod inputs;
 pub mod registry;
 pub mod report;
 pub mod repro;

@@ -7,7 +7,8 @@
 //! - `inputs.pbtxt`: the same inputs as a text `xla.RunHloModuleLiterals` proto, the form
 //!   `run_hlo_module --input_literals_file` reads (`iterations { arguments { shape {...} ... } }`);
 //! - `repro.sh`: the `hlo-diff run` line and the equivalent `run_hlo_module` line;
-//! - `README.md`: what was expected and what came back, backend and versions, the culprit pass.
+//! - `README.md`: what was expected and what came back, backend and versions, the inputs as text,
+//!   the culprit pass.
 
 use hlo::{ArrayLiteral, Literal, PrimitiveType, Scalar};
 use std::fmt::Write as _;
@@ -151,16 +152,10 @@ pub fn parse_literals_text(text: &str) -> Result<Vec<Literal>, String> {
     Ok(out)
 }
 
-/// Reads inputs: an hlo-diff literal file (`.lit`, by its magic) or the text form.
+/// Reads inputs in any format [`crate::inputs`] detects (literal file, text lines, literal proto
+/// text or binary, NumPy `.npy`/`.npz`), not yet fitted to a module's parameters.
 pub fn read_inputs(path: &Path) -> Result<Vec<Literal>, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    if bytes.starts_with(b"HLODLIT1") {
-        return crate::store::decode_literals(&bytes)
-            .map_err(|e| format!("{}: {e}", path.display()));
-    }
-    let text = String::from_utf8(bytes)
-        .map_err(|_| format!("{}: neither a literal file nor text", path.display()))?;
-    parse_literals_text(&text).map_err(|e| format!("{}:{e}", path.display()))
+    crate::inputs::read_inputs_file(path).map(|r| r.literals)
 }
 
 /// `platform` for `run_hlo_module` from a backend name.
@@ -297,6 +292,21 @@ fn readme(r: &Repro, f: &ReproFiles) -> String {
             .as_deref()
             .unwrap_or("not determined (run `repro-bisect` on the module with the inputs)")
     );
+    let inputs = literals_text(&r.inputs);
+    let shown = if inputs.chars().count() > 4000 {
+        format!(
+            "{}...\n(truncated: the whole inputs are in `{}`)\n",
+            inputs.chars().take(4000).collect::<String>(),
+            f.inputs_text
+        )
+    } else {
+        inputs
+    };
+    let _ = writeln!(
+        s,
+        "## Inputs\n\nOne line per parameter, `<shape><TAB><literal>` (also `{}`, `{}` and `{}`):\n\n```\n{}```\n",
+        f.inputs_text, f.inputs, f.inputs_pbtxt, shown
+    );
     s.push_str("## Reproduce\n\n```sh\nsh repro.sh\n```\n\n");
     let _ = writeln!(s, "## Module\n\n```\n{}\n```", r.module_text.trim_end());
     if !r.notes.is_empty() {
@@ -309,7 +319,7 @@ fn readme(r: &Repro, f: &ReproFiles) -> String {
 }
 
 /// The `xla.PrimitiveType` enum name of an element type (xla_data.proto).
-fn proto_type_name(ty: PrimitiveType) -> &'static str {
+pub(crate) fn proto_type_name(ty: PrimitiveType) -> &'static str {
     use PrimitiveType::*;
     match ty {
         Pred => "PRED",
@@ -349,7 +359,7 @@ fn proto_type_name(ty: PrimitiveType) -> &'static str {
 
 /// The `LiteralProto` field holding elements of `ty`, and whether it is a `bytes` field
 /// (little-endian storage bytes) rather than a repeated number field.
-fn proto_field(ty: PrimitiveType) -> (&'static str, bool) {
+pub(crate) fn proto_field(ty: PrimitiveType) -> (&'static str, bool) {
     use PrimitiveType::*;
     match ty {
         Pred => ("preds", false),

@@ -12,4 +12,5 @@ pub mod fuzzing;
 pub mod isolate;
 pub mod minimize;
 pub mod repeat;
+pub mod script;
 pub mod triage;

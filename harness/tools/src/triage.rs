@@ -102,6 +102,30 @@ impl Session {
     }
 }
 
+/// What a triage knows beyond the module: where it came from, how to treat a rejection, how
+/// often to rerun it in fresh processes. `Context::default()` is a hand-given module or dump.
+#[derive(Clone, Debug, Default)]
+pub struct Context {
+    /// `Some(compiled)` for a module of a reporter's script (`compiled`: XLA finished compiling
+    /// it there). XLA rejecting such a module is never reported as a bug: either the script's own
+    /// program is at fault (XLA rejected it in the script too, or at run time) or hlo-diff cannot
+    /// re-run the dumped text. `None` (a hand-given module or dump): a rejection is a finding.
+    pub from_script: Option<bool>,
+    /// Fresh-process reruns of the minimized module (the report's "k of N").
+    pub repeat: usize,
+    /// Also rerun modules that show no bug (`--repeat` given for a dump or a file).
+    pub repeat_clean: bool,
+    pub python: Option<std::path::PathBuf>,
+    /// Lines for the report's "Origin" section (script, dump module, inputs).
+    pub origin: Vec<String>,
+    /// Extra version lines (`cpu`, the script's `XLA_FLAGS`), after the worker's.
+    pub versions: Vec<(String, String)>,
+    /// Files copied into the bug's `original/` directory (the dump's relevant files).
+    pub original_files: Vec<std::path::PathBuf>,
+    /// Commands that reproduce from Python (the script's `run.sh`), for the report.
+    pub python_repro: Option<String>,
+}
+
 /// A minimization's result.
 #[derive(Clone, Debug)]
 pub struct Minimized {
@@ -260,13 +284,109 @@ pub struct TriageResult {
     /// `--repeat N`: the module run again in fresh processes, per XLA backend.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub repeat: Vec<crate::repeat::Repeats>,
+    /// The report's one-line title (bugs only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// "k of N fresh processes reproduced it" (bugs, with reruns).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reproduced: Option<String>,
+    /// Where the bug is, in one line: the pass (and what disabling it does), below HLO, or the
+    /// crash stage (bugs only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub culprit_summary: Option<String>,
+    /// Wall-clock time of this module's triage.
+    pub elapsed_ms: u64,
+}
+
+/// The one-line title of a bug's report: the backend, what went wrong, on which ops, and the
+/// culprit when the bisector named one.
+pub fn issue_title(
+    v: &Verdict,
+    ops: &[String],
+    culprit: Option<&str>,
+    versions: &[(String, String)],
+) -> String {
+    let backend = match v.backend.as_deref().unwrap_or("xla") {
+        "xla-cpu" => "XLA:CPU".to_string(),
+        "xla-gpu" => "XLA:GPU".to_string(),
+        b => b.to_string(),
+    };
+    let ops = if ops.is_empty() {
+        "data movement".to_string()
+    } else {
+        ops.join(", ")
+    };
+    let mut t = match v.kind {
+        VerdictKind::Mismatch => {
+            let diff = v.comparison.as_ref().and_then(|c| {
+                let out = v.mismatched_outputs.first().copied()?;
+                let w = c.outputs.get(out)?.worst.first()?;
+                Some(format!(": expected {}, got {}", w.expected, w.actual))
+            });
+            format!(
+                "{backend} returns a wrong result for {ops}{}",
+                diff.unwrap_or_default()
+            )
+        }
+        VerdictKind::Crash => format!(
+            "{backend} crashes ({}) during {} on {ops}",
+            v.signal
+                .map(engine::backend::signal_name)
+                .unwrap_or_else(|| "abnormal exit".into()),
+            v.stage.map(|s| s.name()).unwrap_or("?")
+        ),
+        VerdictKind::Timeout => format!(
+            "{backend} hangs during {} on {ops}",
+            v.stage.map(|s| s.name()).unwrap_or("?")
+        ),
+        VerdictKind::Nondeterministic => {
+            format!("{backend} gives different results on identical runs of {ops}")
+        }
+        VerdictKind::Rejected => format!(
+            "{backend} rejects a valid module: {}",
+            v.message
+                .lines()
+                .next()
+                .unwrap_or("")
+                .chars()
+                .take(100)
+                .collect::<String>()
+        ),
+        _ => format!("{backend}: {} on {ops}", v.short()),
+    };
+    if let Some(p) = culprit {
+        t.push_str(&format!(" (after pass {p})"));
+    }
+    if let Some((_, j)) = versions.iter().find(|(k, _)| k == "jaxlib") {
+        t.push_str(&format!(" [jaxlib {j}]"));
+    }
+    t
+}
+
+/// Everything the markdown of an upstream issue says beyond the repro directory.
+#[derive(Clone, Debug, Default)]
+pub struct IssueExtras<'a> {
+    pub title: String,
+    pub context: Option<&'a Context>,
+    pub repeat: &'a [crate::repeat::Repeats],
+    /// Where the culprit is, in one line (pass with masking, below HLO, crash stage).
+    pub culprit_line: Option<String>,
 }
 
 /// The markdown of an upstream issue.
-pub fn issue_markdown(r: &Repro, files: &ReproFiles, b: Option<&BisectReport>) -> String {
+pub fn issue_markdown(
+    r: &Repro,
+    files: &ReproFiles,
+    b: Option<&BisectReport>,
+    x: &IssueExtras<'_>,
+) -> String {
     use std::fmt::Write as _;
     let mut s = String::new();
-    let _ = writeln!(s, "# XLA {}: {}\n", r.backend, r.summary);
+    if x.title.is_empty() {
+        let _ = writeln!(s, "# XLA {}: {}\n", r.backend, r.summary);
+    } else {
+        let _ = writeln!(s, "# {}\n", x.title);
+    }
     s.push_str("## Summary\n\n");
     let _ = writeln!(
         s,
@@ -275,10 +395,21 @@ pub fn issue_markdown(r: &Repro, files: &ReproFiles, b: Option<&BisectReport>) -
         r.backend,
         r.reference,
         match (r.instructions_before, r.instructions_after) {
-            (Some(a), Some(b)) => format!("; minimized from {a} to {b} instructions"),
+            (Some(a), Some(b)) if b < a => format!("; minimized from {a} to {b} instructions"),
+            (Some(a), Some(b)) => format!(
+                "; {b} instructions after minimization ({a} before: no smaller module kept the \
+                 bug; the minimizer may have folded inputs into constants)"
+            ),
             _ => String::new(),
         }
     );
+    if let Some(c) = x.context.filter(|c| !c.origin.is_empty()) {
+        s.push_str("## Origin\n\n");
+        for o in &c.origin {
+            let _ = writeln!(s, "- {o}");
+        }
+        s.push('\n');
+    }
     s.push_str("## Versions\n\n");
     for (k, v) in &r.versions {
         let _ = writeln!(s, "- {k}: {v}");
@@ -289,35 +420,61 @@ pub fn issue_markdown(r: &Repro, files: &ReproFiles, b: Option<&BisectReport>) -
             .iter()
             .map(|(k, v)| format!("--{k}={v}"))
             .collect();
-        let _ = writeln!(s, "- XLA_FLAGS: `{}`", flags.join(" "));
+        let _ = writeln!(s, "- XLA options this bug needs: `{}`", flags.join(" "));
+    } else {
+        s.push_str("- XLA options this bug needs: none (defaults)\n");
     }
-    let _ = writeln!(s, "\n## HLO\n\n```\n{}\n```\n", r.module_text.trim_end());
     let _ = writeln!(
         s,
-        "## Inputs\n\n```\n{}```\n",
-        findings::repro::literals_text(&r.inputs)
+        "\n## HLO (before_optimizations, minimized)\n\n```\n{}\n```\n",
+        r.module_text.trim_end()
     );
+    s.push_str("## Inputs\n\n");
+    if r.inputs.is_empty() {
+        s.push_str(
+            "None: the module takes no parameters (its values are constants in the HLO).\n\n",
+        );
+    } else {
+        s.push_str("One line per parameter, `<shape><TAB><literal>`; long values are cut here and whole in `inputs.txt`:\n\n```\n");
+        for line in findings::repro::literals_text(&r.inputs).lines() {
+            if line.chars().count() > 600 {
+                let _ = writeln!(s, "{} ...", line.chars().take(600).collect::<String>());
+            } else {
+                let _ = writeln!(s, "{line}");
+            }
+        }
+        s.push_str("```\n\n");
+    }
     let _ = writeln!(
         s,
         "## Expected vs actual\n\n- expected (reference): `{}`\n- actual ({}): `{}`",
-        r.expected.as_deref().unwrap_or("?"),
+        cut(r.expected.as_deref().unwrap_or("?")),
         r.backend,
-        r.actual
+        cut(r
+            .actual
             .as_deref()
             .unwrap_or("?")
             .lines()
             .next()
-            .unwrap_or("")
+            .unwrap_or(""))
     );
     if let Some(d) = &r.first_difference {
         let _ = writeln!(s, "- first difference: {d}");
     }
+    let mut voted = false;
     for n in &r.notes {
         if n.starts_with("voter") {
             let _ = writeln!(s, "- {n}");
+            voted = true;
         }
     }
-    s.push_str("\n## Culprit pass\n\n");
+    if !voted {
+        s.push_str("- voter (stablehlo-ref): not asked (not a value mismatch, or --no-voter)\n");
+    }
+    s.push_str("\n## Culprit\n\n");
+    if let Some(l) = &x.culprit_line {
+        let _ = writeln!(s, "**{l}**\n");
+    }
     match b {
         Some(b) => {
             // The bisector's own section, one heading level down.
@@ -326,31 +483,198 @@ pub fn issue_markdown(r: &Repro, files: &ReproFiles, b: Option<&BisectReport>) -
             let _ = writeln!(s, "{}", body.trim_start());
         }
         None => s.push_str(
-            "Not bisected (the finding is not a value mismatch on XLA, or bisection failed).\n\n",
+            "Not bisected over passes (the finding is not a value mismatch on XLA, or bisection failed).\n\n",
         ),
     }
+    s.push_str(
+        "## Release range\n\nNot determined: hlo-diff's bisector has no release mode yet \
+         (run the reproduction below with `--python` pointing at other jaxlib releases).\n\n",
+    );
+    s.push_str("## Fresh-process reproduction\n\n");
+    if x.repeat.is_empty() {
+        s.push_str("Not rerun in fresh processes (`--repeat N` does).\n\n");
+    }
+    for rep in x.repeat {
+        let _ = writeln!(
+            s,
+            "- {}: {} of {} fresh processes disagreed with the reference ({} differed from the first run; outcomes {:?})",
+            rep.backend, rep.disagree_with_oracle, rep.runs, rep.differ_from_first, rep.outcomes
+        );
+    }
+    if !x.repeat.is_empty() {
+        s.push('\n');
+    }
+    let options: String = r
+        .xla_flags
+        .iter()
+        .map(|(k, v)| format!(" --xla-option {k}={v}"))
+        .collect();
+    let flags: Vec<String> = r
+        .xla_flags
+        .iter()
+        .map(|(k, v)| format!("--{k}={v}"))
+        .collect();
+    let env = if flags.is_empty() {
+        String::new()
+    } else {
+        format!("XLA_FLAGS='{}' ", flags.join(" "))
+    };
     let _ = writeln!(
         s,
-        "## Reproduce\n\n```sh\nhlo-diff run {} --inputs {} --backends {},{}\n\
-         run_hlo_module --platform=CPU --reference_platform=Interpreter --input_format=hlo \
+        "## Reproduce\n\nFrom this directory (`sh repro.sh` runs both):\n\n```sh\nhlo-diff run {} --inputs {} --backends {},{}{options}\n\
+         {env}run_hlo_module --platform={} --reference_platform=Interpreter --input_format=hlo \
          --input_literals_file={} {}\n```",
-        files.module, files.inputs, r.reference, r.backend, files.inputs_pbtxt, files.module
+        files.module,
+        files.inputs,
+        r.reference,
+        r.backend,
+        if r.backend == "xla-gpu" { "CUDA" } else { "CPU" },
+        files.inputs_pbtxt,
+        files.module
     );
+    if let Some(p) = x.context.and_then(|c| c.python_repro.as_ref()) {
+        let _ = writeln!(
+            s,
+            "\nFrom Python, the reporter's script as triaged:\n\n```sh\n{p}\n```"
+        );
+    }
     s
 }
 
-/// Triage of one case: run, minimize, bisect (value mismatches on an XLA backend), write the
-/// repro directory and `report.md` under `out`.
+/// A value for one markdown line: at most 300 characters.
+fn cut(v: &str) -> String {
+    if v.chars().count() > 300 {
+        format!("{} ...", v.chars().take(300).collect::<String>())
+    } else {
+        v.to_string()
+    }
+}
+
+/// One line naming where the bug is: the pass (and whether disabling it makes XLA agree), below
+/// HLO, or the crash stage.
+fn culprit_line(v: &Verdict, b: Option<&BisectReport>) -> Option<String> {
+    match v.kind {
+        VerdictKind::Crash | VerdictKind::Timeout | VerdictKind::Rejected => Some(format!(
+            "{} in stage `{}`{}",
+            v.kind.name(),
+            v.stage.map(|s| s.name()).unwrap_or("?"),
+            v.signal
+                .map(|s| format!(" ({})", engine::backend::signal_name(s)))
+                .unwrap_or_default()
+        )),
+        _ => {
+            let b = b?;
+            Some(match (&b.culprit, &b.disabled_check) {
+                (Some(c), Some(d)) => format!(
+                    "pass `{}`: {}",
+                    c.pass,
+                    match d.xla_matches_oracle {
+                        Some(true) => "disabling it makes XLA agree with the reference",
+                        Some(false) => "disabling it does not make XLA agree (another divergence remains, or it is masked)",
+                        None => "recompiling without it gave no result",
+                    }
+                ),
+                (Some(c), None) => format!("pass `{}`", c.pass),
+                (None, _) if !b.xla_matches_oracle => {
+                    "below HLO: no pass changed the result (code generation, runtime or a library kernel)".into()
+                }
+                (None, _) => "not found: the bisected compile agreed with the reference".into(),
+            })
+        }
+    }
+}
+
+/// `n` fresh-process reruns of `case` on every XLA backend of the session, judged against the
+/// oracle's result.
+pub fn fresh_repeats(
+    session: &Session,
+    case: &Case,
+    n: usize,
+    python: Option<std::path::PathBuf>,
+) -> Vec<crate::repeat::Repeats> {
+    if n == 0 {
+        return Vec::new();
+    }
+    let text = hlo::print::module_to_string(&case.module);
+    let mut outcomes = vec![(
+        engine::ORACLE.to_string(),
+        engine::interp_backend::InterpBackend::new().run_module(&case.module, &case.inputs),
+    )];
+    for w in &session.workers {
+        outcomes.push((
+            w.name().to_string(),
+            w.run(&text, &case.inputs, &session.opts),
+        ));
+    }
+    crate::repeat::repeat_all(
+        n,
+        python,
+        &case.module,
+        &text,
+        &case.inputs,
+        &outcomes,
+        &session.opts,
+        &judge::compare::Tolerance::for_module(&case.module),
+    )
+}
+
+/// Triage of one case: run, minimize, bisect (value mismatches on an XLA backend), rerun in
+/// fresh processes, write the repro directory and `report.md` under `out`.
 pub fn triage(
     session: &Session,
     name: &str,
     case: Case,
     out: &Path,
     opts: &Options,
+    ctx: &Context,
 ) -> Result<TriageResult, String> {
+    let start = std::time::Instant::now();
     let runner = session.runner();
     let before = case.module.instruction_count();
-    let m = match minimize_case(&runner, case, opts)? {
+    let clean_case = (ctx.repeat_clean && ctx.repeat > 0).then(|| case.clone());
+    let first = if let Some(compiled) = ctx.from_script {
+        let o = runner.observe(&case);
+        if o.verdict.kind == VerdictKind::Rejected {
+            return Ok(TriageResult {
+                module: name.into(),
+                verdict: "rejected".into(),
+                message: if compiled {
+                    format!(
+                        "XLA rejects this module when hlo-diff re-runs it, though it compiled in the script: the script's own error at run time, or a module hlo-diff cannot re-run from its dump (not an XLA bug report): {}",
+                        o.verdict.message
+                    )
+                } else {
+                    format!(
+                        "XLA rejected this module in the script as well (the script's own error, see script/stderr.txt; not an XLA bug report): {}",
+                        o.verdict.message
+                    )
+                },
+                bug: false,
+                instructions_before: Some(before),
+                instructions_after: None,
+                culprit: None,
+                conclusion: None,
+                repro_dir: None,
+                report: None,
+                repeat: Vec::new(),
+                title: None,
+                reproduced: None,
+                culprit_summary: None,
+                elapsed_ms: start.elapsed().as_millis() as u64,
+            });
+        }
+        Some(o)
+    } else {
+        None
+    };
+    let minimized = match first {
+        Some(o) => match Target::of(&o.verdict, &case.module) {
+            None => Err(o.verdict),
+            Some(_) => minimize_case(&runner, case, opts)?,
+        },
+        None => minimize_case(&runner, case, opts)?,
+    };
+    let m = match minimized {
         Err(v) => {
             let mut message = v.message;
             if message.contains("elided") {
@@ -359,6 +683,9 @@ pub fn triage(
                      --xla_dump_large_constants=true)",
                 );
             }
+            let repeat = clean_case
+                .map(|c| fresh_repeats(session, &c, ctx.repeat, ctx.python.clone()))
+                .unwrap_or_default();
             return Ok(TriageResult {
                 module: name.into(),
                 verdict: v.kind.name().into(),
@@ -370,7 +697,11 @@ pub fn triage(
                 conclusion: None,
                 repro_dir: None,
                 report: None,
-                repeat: Vec::new(),
+                repeat,
+                title: None,
+                reproduced: None,
+                culprit_summary: None,
+                elapsed_ms: start.elapsed().as_millis() as u64,
             });
         }
         Ok(m) => m,
@@ -395,14 +726,57 @@ pub fn triage(
             }
         }
     }
-    let repro = repro_of(&m, session, bisect_report.as_ref());
+    let repeat = fresh_repeats(session, &m.case, ctx.repeat, ctx.python.clone());
+    let mut repro = repro_of(&m, session, bisect_report.as_ref());
+    repro.versions.extend(ctx.versions.iter().cloned());
+    let culprit = bisect_report
+        .as_ref()
+        .and_then(|b| b.culprit.as_ref().map(|c| c.pass.clone()));
+    let voted = session.vote(&m);
+    let shown = voted.as_ref().unwrap_or(v);
+    // The ops the minimized module still computes (the title names them).
+    let ops: Vec<String> = m
+        .case
+        .module
+        .computations
+        .iter()
+        .flat_map(|c| c.instructions.iter())
+        .filter(|i| !findings::store::trivial(i.opcode))
+        .map(|i| i.opcode.name().to_string())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let title = issue_title(shown, &ops, culprit.as_deref(), &repro.versions);
     let files = write_repro_dir(out, &repro).map_err(|e| format!("{}: {e}", out.display()))?;
+    if !ctx.original_files.is_empty() {
+        let orig = out.join("original");
+        std::fs::create_dir_all(&orig).map_err(|e| format!("{}: {e}", orig.display()))?;
+        for f in &ctx.original_files {
+            if let Some(n) = f.file_name() {
+                let _ = std::fs::copy(f, orig.join(n));
+            }
+        }
+    }
+    let reproduced = (!repeat.is_empty()).then(|| {
+        repeat
+            .iter()
+            .map(|r| format!("{} of {} on {}", r.disagree_with_oracle, r.runs, r.backend))
+            .collect::<Vec<_>>()
+            .join(", ")
+    });
+    let extras = IssueExtras {
+        title: title.clone(),
+        context: Some(ctx),
+        repeat: &repeat,
+        culprit_line: culprit_line(shown, bisect_report.as_ref()),
+    };
     let report_path = out.join("report.md");
     std::fs::write(
         &report_path,
-        issue_markdown(&repro, &files, bisect_report.as_ref()),
+        issue_markdown(&repro, &files, bisect_report.as_ref(), &extras),
     )
     .map_err(|e| format!("{}: {e}", report_path.display()))?;
+    let culprit_summary = extras.culprit_line.clone();
     Ok(TriageResult {
         module: name.into(),
         verdict: v.kind.name().into(),
@@ -410,12 +784,14 @@ pub fn triage(
         bug: true,
         instructions_before: Some(m.stats.instructions_before),
         instructions_after: Some(m.stats.instructions_after),
-        culprit: bisect_report
-            .as_ref()
-            .and_then(|b| b.culprit.as_ref().map(|c| c.pass.clone())),
+        culprit,
         conclusion: bisect_report.as_ref().map(|b| b.conclusion.clone()),
         repro_dir: Some(out.display().to_string()),
         report: Some(report_path.display().to_string()),
-        repeat: Vec::new(),
+        repeat,
+        title: Some(title),
+        reproduced,
+        culprit_summary,
+        elapsed_ms: start.elapsed().as_millis() as u64,
     })
 }
