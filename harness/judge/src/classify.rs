@@ -203,6 +203,24 @@ pub fn leaves(r: &RunResult) -> Vec<&ArrayLiteral> {
     r.outputs.iter().flat_map(|l| l.leaves()).collect()
 }
 
+/// A fatal log line of XLA's logging (`F1201 15:18:18.505639   28074 file.cc:1615] message`):
+/// a `LOG(FATAL)` that is not a CHECK, e.g. "Invalid binary instruction opcode map".
+fn is_fatal_log_line(l: &str) -> bool {
+    let l = l.trim_start();
+    let mut words = l.split_whitespace();
+    let (Some(date), Some(time), Some(_thread), Some(at)) =
+        (words.next(), words.next(), words.next(), words.next())
+    else {
+        return false;
+    };
+    date.len() == 5
+        && date.starts_with('F')
+        && date[1..].bytes().all(|b| b.is_ascii_digit())
+        && time.contains(':')
+        && at.ends_with(']')
+        && at.contains(':')
+}
+
 fn first_line(s: &str) -> String {
     let t = s.trim();
     // The line that says what went wrong, most specific first: a CHECK failure, an LLVM fatal
@@ -211,6 +229,7 @@ fn first_line(s: &str) -> String {
     let lines: Vec<&str> = t.lines().collect();
     let find = |pred: &dyn Fn(&str) -> bool| lines.iter().rev().find(|l| pred(l)).copied();
     let pick = find(&|l| l.contains("Check failed"))
+        .or_else(|| find(&|l| is_fatal_log_line(l)))
         .or_else(|| find(&|l| l.contains("LLVM ERROR")))
         .or_else(|| find(&|l| l.contains("what():")))
         .or_else(|| find(&|l| l.contains("terminate called")))
@@ -490,5 +509,20 @@ mod stage_serde {
     pub fn deserialize<'de, D: Deserializer<'de>>(de: D) -> Result<Option<Stage>, D::Error> {
         let s: Option<String> = Option::deserialize(de)?;
         Ok(s.and_then(|s| Stage::from_name(&s)))
+    }
+}
+
+#[cfg(test)]
+mod crash_message_tests {
+    /// A `LOG(FATAL)` line names the crash, not Python's "Fatal Python error: Aborted" that
+    /// follows it (seen: algsimp's HandleReverse on a map, jaxlib 0.10.2).
+    #[test]
+    fn a_fatal_log_line_is_the_crash_message() {
+        let stderr = "F1201 15:18:18.505639   28074 hlo_instruction.cc:1615] Invalid binary instruction opcode map\n*** Check failure stack trace: ***\n    @     0x7fb423e40634  absl::log_internal::LogMessage::SendToLog()\nFatal Python error: Aborted\n\nCurrent thread 0x00007f (most recent call first):\n";
+        let m = super::first_line(stderr);
+        assert!(m.ends_with("Invalid binary instruction opcode map"), "{m}");
+        let plain = "Fatal Python error: Aborted\n";
+        assert_eq!(super::first_line(plain), "Fatal Python error: Aborted");
+        assert!(!super::is_fatal_log_line("Fatal Python error: Aborted"));
     }
 }

@@ -18,13 +18,17 @@ fn registry() -> Registry {
     Registry::load(&test_support::repo_root().join("corpora/known-bugs")).expect("registry reads")
 }
 
-/// The module and inputs of a regression file (`F.lit` when present, else seeded inputs).
+/// The module and inputs of a regression file (`F.lit` when present, in any input format
+/// `--inputs` takes, else seeded inputs).
 fn case_of(path: &Path) -> (String, Case) {
     let text = std::fs::read_to_string(path).unwrap();
     let module = hlo::parse::parse_module(&text).unwrap();
     let lit = path.with_extension("lit");
     let inputs = if lit.is_file() {
-        findings::store::read_literals(&lit).unwrap()
+        findings::inputs::read_inputs_file(&lit)
+            .unwrap()
+            .fit_to(&module.entry_computation().parameter_shapes())
+            .0
     } else {
         generators::generate_inputs_from_seed(&module, 0, &generators::Config::default())
     };
