@@ -240,6 +240,78 @@ mod tests {
         }
     }
 
+    fn finding(
+        dir: &std::path::Path,
+        status: &str,
+    ) -> (std::path::PathBuf, crate::store::FindingRecord) {
+        std::fs::create_dir_all(dir).unwrap();
+        let b = sig("constant_folding");
+        MinimizedRecord {
+            status: status.into(),
+            bucket_id: b.id(),
+            title: b.title(),
+            bucket: b,
+            instructions_before: 9,
+            instructions_after: 2,
+            tests: 1,
+            elapsed_ms: 0,
+            repro: None,
+            bisect: None,
+            message: String::new(),
+        }
+        .write(dir)
+        .unwrap();
+        let verdict = judge::Verdict {
+            kind: VerdictKind::Mismatch,
+            backend: Some("xla-cpu".into()),
+            stage: None,
+            signal: None,
+            message: String::new(),
+            label: None,
+            mismatched_outputs: Vec::new(),
+            comparison: None,
+            vote: None,
+            explained: None,
+        };
+        let rec = crate::store::FindingRecord {
+            signature: crate::store::Signature::of(&verdict, None),
+            key: status.into(),
+            count: 1,
+            occurrences: Default::default(),
+            verdict,
+            first_occurrence: "0:0:0".into(),
+            meta: serde_json::Value::Null,
+        };
+        (dir.to_path_buf(), rec)
+    }
+
+    /// A finding that showed no bug when run alone keeps its original signature, which no
+    /// minimized repro backs: it is neither claimed by the registry nor NEW, and it never joins
+    /// the bucket of a minimized finding with the same signature.
+    #[test]
+    fn a_not_reproduced_finding_is_neither_known_nor_new() {
+        let tmp = tempfile::tempdir().unwrap();
+        let reg_dir = tmp.path().join("reg");
+        std::fs::create_dir_all(&reg_dir).unwrap();
+        std::fs::write(
+            reg_dir.join("clz.toml"),
+            "id = \"clz\"\ntitle = \"clz folded\"\nstatus = \"open\"\n\n[match]\nops_include = [\"count-leading-zeros\"]\n",
+        )
+        .unwrap();
+        let registry = crate::registry::Registry::load(&reg_dir).unwrap();
+        let findings = vec![
+            finding(&tmp.path().join("a"), "minimized"),
+            finding(&tmp.path().join("b"), "not-reproduced"),
+        ];
+        let (buckets, pending) = group(&findings, &registry, &History::new());
+        assert!(pending.is_empty());
+        assert_eq!(buckets.len(), 2, "{buckets:#?}");
+        let minimized = buckets.iter().find(|b| !b.not_reproduced).unwrap();
+        assert_eq!(minimized.known.as_ref().map(|k| k.id.as_str()), Some("clz"));
+        let alone = buckets.iter().find(|b| b.not_reproduced).unwrap();
+        assert!(alone.known.is_none() && !alone.new, "{alone:#?}");
+    }
+
     #[test]
     fn the_same_opcode_blamed_on_two_passes_is_two_buckets_with_stable_ids() {
         let folding = sig("constant_folding");
@@ -300,6 +372,10 @@ pub struct BucketView {
     pub known: Option<KnownRef>,
     /// Seen by an earlier campaign whose history was given (first seen, as recorded there).
     pub seen_before: Option<String>,
+    /// Its findings did not show a bug when run alone (`not-reproduced` records): the
+    /// signature is the original module's, not a minimized repro's, so no registry entry is
+    /// asked to claim it and it is not NEW; reports list it apart.
+    pub not_reproduced: bool,
     pub signature: BucketSignature,
     /// Occurrences over every finding in the bucket.
     pub count: u64,
@@ -353,20 +429,32 @@ pub fn group(
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         let repro = rec.repro.as_ref().map(|r| dir.join(r));
-        let v = by_id.entry(rec.bucket_id.clone()).or_insert_with(|| {
-            let known = registry.lookup(&rec.bucket).map(|e| KnownRef {
-                id: e.id.clone(),
-                title: e.title.clone(),
-                status: e.status,
-                upstream: e.upstream.clone(),
-            });
+        let not_reproduced = rec.status == "not-reproduced";
+        // One bucket id per kind of record: a not-reproduced finding never joins (or names) a
+        // bucket of minimized repros.
+        let key = if not_reproduced {
+            format!("{}-not-reproduced", rec.bucket_id)
+        } else {
+            rec.bucket_id.clone()
+        };
+        let v = by_id.entry(key).or_insert_with(|| {
+            let known = (!not_reproduced)
+                .then(|| registry.lookup(&rec.bucket))
+                .flatten()
+                .map(|e| KnownRef {
+                    id: e.id.clone(),
+                    title: e.title.clone(),
+                    status: e.status,
+                    upstream: e.upstream.clone(),
+                });
             let seen_before = history.get(&rec.bucket_id).cloned();
             BucketView {
                 id: rec.bucket_id.clone(),
                 title: rec.title.clone(),
-                new: known.is_none() && seen_before.is_none(),
+                new: known.is_none() && seen_before.is_none() && !not_reproduced,
                 known,
                 seen_before,
+                not_reproduced,
                 signature: rec.bucket.clone(),
                 count: 0,
                 findings: Vec::new(),

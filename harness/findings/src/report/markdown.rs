@@ -71,6 +71,11 @@ pub fn bugs_text(d: &ReportData) -> String {
                     k.title.clone(),
                     format!("{:?}", k.status).to_lowercase(),
                 ),
+                None if b.not_reproduced => (
+                    "(not reproduced alone)".to_string(),
+                    b.title.clone(),
+                    "no bug when run alone: flaky, or the judge changed".to_string(),
+                ),
                 None => (
                     "(seen before)".to_string(),
                     b.title.clone(),

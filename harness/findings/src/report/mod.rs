@@ -18,7 +18,9 @@
 //! occurrences_by_kind {kind: occurrences}
 //! findings_by_op  {op: distinct mismatch/nondeterministic findings whose pattern has it}
 //! buckets         [{id, new, title, known: {id, title, status, upstream} | null, seen_before,
-//!                   count, findings, repro, instructions, examples, signature}]  NEW first
+//!                   not_reproduced, count, findings, repro, instructions, examples, signature}]
+//!                  NEW first; `not_reproduced`: its findings showed no bug run alone (never
+//!                  NEW, never claimed by the registry)
 //! new_buckets     how many buckets are NEW (neither the registry nor the history knows them)
 //! unbucketed      finding directories not minimized yet (counted as NEW by `hlo-diff fuzz`)
 //! minimize        {minimized, not_reproduced, failed, left, tests, elapsed_s} | null
