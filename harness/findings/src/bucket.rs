@@ -36,9 +36,32 @@ pub struct BucketSignature {
 }
 
 /// The symptom class of a mismatch's first differing element: `nan` (XLA gave NaN where the
-/// oracle did not), `lost-nan` (the reverse), `inf` (one of them infinite), `sign` (same
-/// magnitude, other sign), `zero` (one of them zero), else `value`.
+/// oracle did not), `lost-nan` (the reverse), `sign` (same magnitude, other sign: -0 for +0,
+/// -inf for inf), `inf` (one of them infinite), `zero` (one of them zero), else `value`. A
+/// complex element `(re, im)` is classed by its differing parts, the most telling class first
+/// (in the order above), so an overflow to `(inf, -inf)` is `inf` and a branch-cut error
+/// `(x, 1)` for `(x, -1)` is `sign`.
 pub fn symptom(expected: &str, actual: &str) -> &'static str {
+    fn parts(s: &str) -> Option<(&str, &str)> {
+        let t = s.trim().strip_prefix('(')?.strip_suffix(')')?;
+        t.split_once(',')
+    }
+    if let (Some((er, ei)), Some((ar, ai))) = (parts(expected), parts(actual)) {
+        const ORDER: [&str; 6] = ["nan", "lost-nan", "sign", "inf", "zero", "value"];
+        let differing: Vec<&'static str> = [(er, ar), (ei, ai)]
+            .into_iter()
+            .filter(|(e, a)| e.trim() != a.trim())
+            .map(|(e, a)| real_symptom(e, a))
+            .collect();
+        return ORDER
+            .into_iter()
+            .find(|c| differing.contains(c))
+            .unwrap_or("value");
+    }
+    real_symptom(expected, actual)
+}
+
+fn real_symptom(expected: &str, actual: &str) -> &'static str {
     let parse = |s: &str| -> Option<f64> {
         let t = s.trim().to_ascii_lowercase();
         match t.as_str() {
@@ -57,10 +80,12 @@ pub fn symptom(expected: &str, actual: &str) -> &'static str {
         "nan"
     } else if e.is_nan() && !a.is_nan() {
         "lost-nan"
+    } else if a == -e && (e != 0.0 || e.is_sign_negative() != a.is_sign_negative()) && a != e {
+        "sign"
+    } else if e == 0.0 && a == 0.0 && e.is_sign_negative() != a.is_sign_negative() {
+        "sign"
     } else if a.is_infinite() || e.is_infinite() {
         "inf"
-    } else if e != 0.0 && a == -e {
-        "sign"
     } else if (a == 0.0) != (e == 0.0) {
         "zero"
     } else {
@@ -227,6 +252,12 @@ mod tests {
         assert_eq!(symptom("3", "0"), "zero");
         assert_eq!(symptom("3", "4"), "value");
         assert_eq!(symptom("(1, 2)", "(1, 3)"), "value");
+        assert_eq!(symptom("inf", "-inf"), "sign");
+        assert_eq!(symptom("0", "-0"), "sign");
+        assert_eq!(symptom("(6.6e37, -1.3e38)", "(inf, -inf)"), "inf");
+        assert_eq!(symptom("(6.1e-17, -1.0)", "(6.1e-17, 1.0)"), "sign");
+        assert_eq!(symptom("(nan, nan)", "(1.0, 0.0)"), "lost-nan");
+        assert_eq!(symptom("(-708.4, 1.57)", "(-inf, 1.57)"), "inf");
     }
 
     fn sig(culprit: &str) -> BucketSignature {
