@@ -10,6 +10,8 @@
 #   HLO_DIFF_NIGHTLY_TIME=8h HLO_DIFF_SHARD=1/4 ci/nightly.sh
 #   HLO_DIFF_HISTORY=path/history.json     # bucket memory across nights (default: runs/nightly-history.json)
 #   HLO_DIFF_SEED=N                        # another seed than the date's (a rerun of a night on new modules)
+#   HLO_DIFF_MINIMIZE_SHARE=0.3            # share of the time kept for minimizing (a finding left
+#                                          # unminimized by the budget is unbucketed: red)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -27,7 +29,8 @@ if [ "${HLO_DIFF_GPU:-0}" = 1 ]; then backends="$backends,xla-gpu"; fi
 
 status=0
 "${CARGO_TARGET_DIR:-target}/release/hlo-diff" fuzz --backends "$backends" --time "$time" --jobs "$jobs" \
-  --seed "${HLO_DIFF_SEED:-$((10#$day * 1000000))}" --shard "$shard" --out "$out" --history "$history" --quiet "$@" || status=$?
+  --seed "${HLO_DIFF_SEED:-$((10#$day * 1000000))}" --shard "$shard" --out "$out" --history "$history" \
+  --minimize-share "${HLO_DIFF_MINIMIZE_SHARE:-0.3}" --quiet "$@" || status=$?
 # Exit 1 means a NEW bucket; anything else is the job itself failing.
 if [ "$status" -gt 1 ]; then exit "$status"; fi
 
