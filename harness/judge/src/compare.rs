@@ -85,6 +85,11 @@ pub struct ToleranceHint {
     /// the logarithm is multiplied by the exponent).
     #[serde(default)]
     pub power: bool,
+    /// The output is a `bitcast-convert` of a float (or complex) value of this type: its bits
+    /// are that value's, so it is compared as that value under the cone's float tolerance (an
+    /// allowed last-ulp difference of an approximated function is not an integer mismatch).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bitcast_of: Option<PrimitiveType>,
 }
 
 /// How strictly to compare.
@@ -584,6 +589,15 @@ fn judge_float(
     }
 }
 
+/// `l`'s bytes read as a flat array of `ty`, when they divide evenly.
+fn reinterpret(l: &ArrayLiteral, ty: PrimitiveType) -> Option<ArrayLiteral> {
+    let size = ty.byte_size();
+    if size == 0 || l.data.len() % size != 0 || ty.bit_width() % 8 != 0 {
+        return None;
+    }
+    ArrayLiteral::from_bytes(ty, vec![(l.data.len() / size) as i64], l.data.clone()).ok()
+}
+
 fn compare_array(
     output: usize,
     e: &ArrayLiteral,
@@ -591,6 +605,18 @@ fn compare_array(
     hint: &ToleranceHint,
     tol: &Tolerance,
 ) -> OutputComparison {
+    if let Some(f) = hint.bitcast_of.filter(|f| *f != e.ty && e.ty == a.ty) {
+        if e.ty.bit_width() % 8 == 0 {
+            if let (Some(ef), Some(af)) = (reinterpret(e, f), reinterpret(a, f)) {
+                let inner = ToleranceHint {
+                    bitcast_of: None,
+                    ..hint.clone()
+                };
+                // Indices are the float value's (flat); the bits agree exactly where it does.
+                return compare_array(output, &ef, &af, &inner, tol);
+            }
+        }
+    }
     let mut oc = OutputComparison {
         output,
         ty: e.ty,
@@ -979,9 +1005,26 @@ pub fn hints_for(module: &Module) -> Vec<ToleranceHint> {
     }
     let root = comp.root_instruction();
     let mut out = Vec::new();
+    let bitcast_of = |id: InstrId| -> Option<PrimitiveType> {
+        let i = comp.instructions.get(id)?;
+        if i.opcode != Opcode::BitcastConvert {
+            return None;
+        }
+        let from = comp
+            .instructions
+            .get(*i.operands.first()?)?
+            .shape
+            .as_array()?
+            .ty;
+        let to = i.shape.as_array()?.ty;
+        ((from.is_float() || from.is_complex()) && from != to).then_some(from)
+    };
     if root.opcode == Opcode::Tuple {
         for &op in &root.operands {
-            let h = cone_hint(module, module.entry, op);
+            let h = ToleranceHint {
+                bitcast_of: bitcast_of(op),
+                ..cone_hint(module, module.entry, op)
+            };
             let n = comp
                 .instructions
                 .get(op)
@@ -990,7 +1033,10 @@ pub fn hints_for(module: &Module) -> Vec<ToleranceHint> {
             out.extend(std::iter::repeat_n(h, n));
         }
     } else {
-        let h = cone_hint(module, module.entry, comp.root);
+        let h = ToleranceHint {
+            bitcast_of: bitcast_of(comp.root),
+            ..cone_hint(module, module.entry, comp.root)
+        };
         out.extend(std::iter::repeat_n(h, leaf_count(&root.shape)));
     }
     out
@@ -1349,5 +1395,55 @@ mod merging_candidates {
         let z1 = arr(PrimitiveType::C64, &[Scalar::C(6.5e-8, -1.5)]);
         let m = merge_within_hull(&[&z0, &z1], &z).unwrap();
         assert_eq!(m.get(0), z.get(0));
+    }
+}
+
+#[cfg(test)]
+mod bitcast_tests {
+    use super::*;
+
+    fn f16_bits(v: &[u16]) -> ArrayLiteral {
+        ArrayLiteral::from_bytes(
+            PrimitiveType::S16,
+            vec![v.len() as i64],
+            v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        )
+        .unwrap()
+    }
+
+    /// The bits of an approximated f16 log, bitcast to s16, are compared as the f16 values they
+    /// are: one ulp apart is within the log's tolerance, a wrong value is still a mismatch.
+    #[test]
+    fn a_bitcast_of_an_approximated_float_is_compared_as_that_float() {
+        let m = hlo::parse::parse_module(
+            "HloModule b\n\nENTRY %main (x: f16[2]) -> s16[2] {\n  %x = f16[2] parameter(0)\n  %l = f16[2] log(%x)\n  ROOT %b = s16[2] bitcast-convert(%l)\n}\n",
+        )
+        .unwrap();
+        let tol = Tolerance::for_module(&m);
+        assert_eq!(tol.hints[0].bitcast_of, Some(PrimitiveType::F16));
+        // 0x3c00 is 1.0, 0x3c01 the next f16; 0x4000 is 2.0.
+        let one_ulp = compare_leaves(
+            &[&f16_bits(&[0x3c00, 0x3c00])],
+            &[&f16_bits(&[0x3c01, 0x3c00])],
+            &tol,
+        );
+        assert!(one_ulp.is_match(), "{}", one_ulp.summary());
+        let wrong = compare_leaves(
+            &[&f16_bits(&[0x3c00, 0x3c00])],
+            &[&f16_bits(&[0x4000, 0x3c00])],
+            &tol,
+        );
+        assert!(!wrong.is_match());
+        // Integers that are not a float's bits stay exact.
+        let plain = hlo::parse::parse_module(
+            "HloModule p\n\nENTRY %main (x: s16[2]) -> s16[2] {\n  %x = s16[2] parameter(0)\n  ROOT %n = s16[2] negate(%x)\n}\n",
+        )
+        .unwrap();
+        let exact = compare_leaves(
+            &[&f16_bits(&[0x3c00, 0x3c00])],
+            &[&f16_bits(&[0x3c01, 0x3c00])],
+            &Tolerance::for_module(&plain),
+        );
+        assert!(!exact.is_match());
     }
 }
