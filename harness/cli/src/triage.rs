@@ -343,23 +343,7 @@ fn run_script(args: Args, global: &Global) -> Result<Exit, Failure> {
             .map(|f| format!("dump/{f}"))
             .collect();
         let skipped = |verdict: &str, message: String| ScriptModuleReport {
-            result: TriageResult {
-                module: sm.name.clone(),
-                verdict: verdict.into(),
-                message,
-                bug: false,
-                instructions_before: None,
-                instructions_after: None,
-                culprit: None,
-                conclusion: None,
-                repro_dir: None,
-                report: None,
-                repeat: Vec::new(),
-                title: None,
-                reproduced: None,
-                culprit_summary: None,
-                elapsed_ms: t0.elapsed().as_millis() as u64,
-            },
+            result: TriageResult::no_bug(&sm.name, verdict, message, None, t0.elapsed()),
             inputs: "none",
             inputs_detail: String::new(),
             compiled_in_script: sm.compiled(),

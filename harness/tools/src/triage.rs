@@ -298,6 +298,36 @@ pub struct TriageResult {
     pub elapsed_ms: u64,
 }
 
+impl TriageResult {
+    /// A module that is no bug (run, but matching, rejected, or not run at all): `verdict` and
+    /// `message` say which and why.
+    pub fn no_bug(
+        module: &str,
+        verdict: &str,
+        message: String,
+        instructions_before: Option<usize>,
+        elapsed: std::time::Duration,
+    ) -> TriageResult {
+        TriageResult {
+            module: module.into(),
+            verdict: verdict.into(),
+            message,
+            bug: false,
+            instructions_before,
+            instructions_after: None,
+            culprit: None,
+            conclusion: None,
+            repro_dir: None,
+            report: None,
+            repeat: Vec::new(),
+            title: None,
+            reproduced: None,
+            culprit_summary: None,
+            elapsed_ms: elapsed.as_millis() as u64,
+        }
+    }
+}
+
 /// The one-line title of a bug's report: the backend, what went wrong, on which ops, and the
 /// culprit when the bisector named one.
 pub fn issue_title(
@@ -635,10 +665,10 @@ pub fn triage(
     let first = if let Some(compiled) = ctx.from_script {
         let o = runner.observe(&case);
         if o.verdict.kind == VerdictKind::Rejected {
-            return Ok(TriageResult {
-                module: name.into(),
-                verdict: "rejected".into(),
-                message: if compiled {
+            return Ok(TriageResult::no_bug(
+                name,
+                "rejected",
+                if compiled {
                     format!(
                         "XLA rejects this module when hlo-diff re-runs it, though it compiled in the script: the script's own error at run time, or a module hlo-diff cannot re-run from its dump (not an XLA bug report): {}",
                         o.verdict.message
@@ -649,19 +679,9 @@ pub fn triage(
                         o.verdict.message
                     )
                 },
-                bug: false,
-                instructions_before: Some(before),
-                instructions_after: None,
-                culprit: None,
-                conclusion: None,
-                repro_dir: None,
-                report: None,
-                repeat: Vec::new(),
-                title: None,
-                reproduced: None,
-                culprit_summary: None,
-                elapsed_ms: start.elapsed().as_millis() as u64,
-            });
+                Some(before),
+                start.elapsed(),
+            ));
         }
         Some(o)
     } else {
@@ -687,21 +707,8 @@ pub fn triage(
                 .map(|c| fresh_repeats(session, &c, ctx.repeat, ctx.python.clone()))
                 .unwrap_or_default();
             return Ok(TriageResult {
-                module: name.into(),
-                verdict: v.kind.name().into(),
-                message,
-                bug: false,
-                instructions_before: Some(before),
-                instructions_after: None,
-                culprit: None,
-                conclusion: None,
-                repro_dir: None,
-                report: None,
                 repeat,
-                title: None,
-                reproduced: None,
-                culprit_summary: None,
-                elapsed_ms: start.elapsed().as_millis() as u64,
+                ..TriageResult::no_bug(name, v.kind.name(), message, Some(before), start.elapsed())
             });
         }
         Ok(m) => m,
