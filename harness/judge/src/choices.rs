@@ -7,7 +7,7 @@ use crate::compare::Tolerance;
 use engine::backend::{Outcome, RunResult};
 use engine::interp_backend::InterpBackend;
 use engine::ORACLE;
-use hlo::{Literal, Module};
+use hlo::{Literal, Module, PrimitiveType};
 
 /// Explains a mismatch by a choice XLA is free to make, or `None`. In order:
 /// 1. flush-to-zero: the oracle agrees once subnormal inputs are zeros (XLA CPU's denormal mode);
@@ -66,6 +66,9 @@ pub fn explain_by_allowed_choices(
         return Some(v);
     }
     if let Some(v) = explain_by_select_ties(oracle, module, inputs, outcomes, k, tol) {
+        return Some(v);
+    }
+    if let Some(v) = explain_by_input_rounding(oracle, module, inputs, &base, &xla, outcomes, tol) {
         return Some(v);
     }
     let complex_fn = any_instruction(module, |i| {
@@ -270,6 +273,96 @@ impl Elementwise<'_> {
         }
         None
     }
+}
+
+/// Rounding of the inputs: an ill-conditioned computation (tanh next to its pole, a difference
+/// of nearly equal values) turns the few ulps of error XLA may make in each op into a large
+/// output error that no per-op allowance covers. The oracle evaluates again on the inputs with
+/// every f16/bf16/f32/f64 (and complex) element moved 1 and 2 ulps away from and toward zero
+/// (never to zero or across it; zeros, infinities and NaNs stay); each differing element of
+/// XLA's result must lie within the hull of those results (a continuous function takes every
+/// value between them). A computation that does not amplify the rounding gives a hull a few
+/// ulps wide, so a wrong value stays a mismatch; integer inputs and f8/f4 (whose ulps are too
+/// coarse to call rounding) are not moved.
+fn explain_by_input_rounding(
+    oracle: &InterpBackend,
+    module: &Module,
+    inputs: &[Literal],
+    base: &RunResult,
+    xla: &[(usize, &RunResult)],
+    outcomes: &[(String, Outcome)],
+    tol: &Tolerance,
+) -> Option<Verdict> {
+    let mut candidates: Vec<Vec<Literal>> = vec![base.outputs.clone()];
+    for ulps in [1i64, -1, 2, -2] {
+        let moved = move_inputs(inputs, ulps)?;
+        if let Outcome::Ok(r) = oracle.run_module(module, &moved) {
+            candidates.push(r.outputs);
+        }
+    }
+    let mut v = all_explained_by(
+        &candidates,
+        base,
+        xla,
+        outcomes,
+        tol,
+        crate::compare::merge_within_hull,
+    )?;
+    v.message = "explained by the rounding of the inputs: each differing element lies between \
+                 the oracle's results for inputs moved by up to 2 ulps (an ill-conditioned \
+                 computation amplifies the rounding errors XLA may make)"
+        .into();
+    v.vote = Some("input-rounding".into());
+    Some(v)
+}
+
+/// `inputs` with every f16/bf16/f32/f64 element (complex: each part) moved `ulps` units in the
+/// last place away from zero (negative: toward it), keeping zeros, infinities, NaNs, and any
+/// element the move would take to zero, across it or to infinity; `None` when no input has
+/// such a type.
+fn move_inputs(inputs: &[Literal], ulps: i64) -> Option<Vec<Literal>> {
+    fn walk(l: &Literal, ulps: i64, any: &mut bool) -> Literal {
+        match l {
+            Literal::Array(a) => {
+                let comp = a.ty.complex_component().unwrap_or(a.ty);
+                let width = match comp {
+                    PrimitiveType::F16 | PrimitiveType::Bf16 => 2,
+                    PrimitiveType::F32 => 4,
+                    PrimitiveType::F64 => 8,
+                    _ => return l.clone(),
+                };
+                *any = true;
+                let (exp_mask, sign): (u64, u64) = match comp {
+                    PrimitiveType::F16 => (0x7c00, 0x8000),
+                    PrimitiveType::Bf16 => (0x7f80, 0x8000),
+                    PrimitiveType::F32 => (0x7f80_0000, 0x8000_0000),
+                    _ => (0x7ff0_0000_0000_0000, 0x8000_0000_0000_0000),
+                };
+                let mut b = a.clone();
+                for chunk in b.data.chunks_exact_mut(width) {
+                    let mut bytes = [0u8; 8];
+                    bytes[..width].copy_from_slice(chunk);
+                    let bits = u64::from_le_bytes(bytes);
+                    let mag = bits & !sign;
+                    if mag == 0 || mag & exp_mask == exp_mask {
+                        continue; // zero, infinity or NaN
+                    }
+                    let moved = mag as i64 + ulps;
+                    if moved <= 0 || (moved as u64) & exp_mask == exp_mask {
+                        continue;
+                    }
+                    let out = (bits & sign) | moved as u64;
+                    chunk.copy_from_slice(&out.to_le_bytes()[..width]);
+                }
+                Literal::Array(b)
+            }
+            Literal::Tuple(t) => Literal::Tuple(t.iter().map(|e| walk(e, ulps, any)).collect()),
+            other => other.clone(),
+        }
+    }
+    let mut any = false;
+    let out: Vec<Literal> = inputs.iter().map(|l| walk(l, ulps, &mut any)).collect();
+    any.then_some(out)
 }
 
 /// Which of tied elements select-and-scatter selects: a choice per window, which element-wise
