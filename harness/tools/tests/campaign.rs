@@ -227,12 +227,10 @@ fn implementation_choices_explain_differences_instead_of_findings() {
         &[],
         tools::campaign::campaign_timeouts(),
     );
-    let nan_sign = program_of(
-        "HloModule nan_sign\n\nENTRY %main () -> (u32[2]) {\n  %z = f32[2] constant({0, 0})\n  %r = f32[2] remainder(%z, %z)\n  %b = u32[2] bitcast-convert(%r)\n  ROOT %t = (u32[2]) tuple(%b)\n}\n",
-        vec![],
-    );
     let ulps = program_of(
-        "HloModule cbrt_ulp\n\nENTRY %main () -> (s64[4]) {\n  %c = f64[] constant(1.5)\n  %b = f64[4] broadcast(%c), dimensions={}\n  %r = f64[4] cbrt(%b)\n  %i = s64[4] bitcast-convert(%r)\n  ROOT %t = (s64[4]) tuple(%i)\n}\n",
+        // XLA's cbrt(1.5) is an ulp off the correctly rounded 1.1447142425533319: an equality
+        // test shows it exactly.
+        "HloModule cbrt_ulp\n\nENTRY %main () -> (pred[4]) {\n  %c = f64[] constant(1.5)\n  %b = f64[4] broadcast(%c), dimensions={}\n  %r = f64[4] cbrt(%b)\n  %k = f64[] constant(1.1447142425533319)\n  %kb = f64[4] broadcast(%k), dimensions={}\n  %e = pred[4] compare(%r, %kb), direction=EQ\n  ROOT %t = (pred[4]) tuple(%e)\n}\n",
         vec![],
     );
     let accumulation = program_of(
@@ -314,8 +312,9 @@ fn implementation_choices_explain_differences_instead_of_findings() {
                 .unwrap(),
         )],
     );
+    // (A NaN's sign is no longer one of these: a bitcast-convert of a float, where it showed,
+    // is compared as the float, and XLA and the oracle fold a TOTALORDER compare of it alike.)
     let progs = vec![
-        nan_sign,
         ulps,
         accumulation,
         padding,
@@ -329,9 +328,8 @@ fn implementation_choices_explain_differences_instead_of_findings() {
         assert!(!default.leaves().is_empty());
     }
     let reports = tester.test_programs(0, &progs);
-    assert_eq!(reports.len(), 8);
+    assert_eq!(reports.len(), 7);
     for (r, name) in reports.iter().zip([
-        "nan sign",
         "cbrt ulp",
         "f32 accumulation",
         "convolution padding",
@@ -346,9 +344,13 @@ fn implementation_choices_explain_differences_instead_of_findings() {
             "{name}: {:?}",
             r.verdict
         );
-        assert_eq!(
-            r.verdict.vote.as_deref(),
-            Some("implementation-choice"),
+        // (Noise at a branch cut is also what inputs an ulp or two away give: either
+        // explanation is the judge's.)
+        assert!(
+            matches!(
+                r.verdict.vote.as_deref(),
+                Some("implementation-choice") | Some("input-rounding")
+            ),
             "{name}: the default evaluation must differ and a choice explain it: {:?}",
             r.verdict
         );
