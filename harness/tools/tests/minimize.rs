@@ -393,9 +393,10 @@ fn equivalent_forms_keep_the_program_and_its_results() {
     assert_eq!(interp::evaluate(&w.module, &w.inputs).unwrap(), want);
 }
 
-/// The predicate treats a difference that an allowed implementation choice explains as a
-/// match, as campaigns do: XLA folds `0 % 0` to +NaN where the oracle on this CPU gives -NaN
-/// (seen through a bitcast), so a reduction may not slide onto it.
+/// The predicate treats a difference XLA is free to make as a match, as campaigns do: XLA folds
+/// `0 % 0` to +NaN where the oracle on this CPU gives -NaN; seen through a bitcast, the bits
+/// differ, but a bitcast of a float is compared as that float (NaN is NaN), so a reduction may
+/// not slide onto it.
 #[test]
 fn differences_xla_is_free_to_make_are_no_finding_to_the_predicate() {
     let Some(xla) = xla_cpu() else { return };
@@ -419,7 +420,6 @@ fn differences_xla_is_free_to_make_are_no_finding_to_the_predicate() {
         "the default evaluation must differ from XLA for this test to mean anything"
     );
     assert_eq!(o.verdict.kind.name(), "match", "{:?}", o.verdict);
-    assert_eq!(o.verdict.vote.as_deref(), Some("implementation-choice"));
 }
 
 /// A wrong value that only a `convert` to another element type carries to the output is
