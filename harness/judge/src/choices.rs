@@ -275,6 +275,30 @@ impl Elementwise<'_> {
     }
 }
 
+/// The match verdict when every differing element of every XLA result lies within the hull of
+/// the oracle's default result and the successful `runs` ([`crate::compare::merge_within_hull`]).
+fn within_hull(
+    runs: impl IntoIterator<Item = Outcome>,
+    base: &RunResult,
+    xla: &[(usize, &RunResult)],
+    outcomes: &[(String, Outcome)],
+    tol: &Tolerance,
+) -> Option<Verdict> {
+    let mut candidates: Vec<Vec<Literal>> = vec![base.outputs.clone()];
+    candidates.extend(runs.into_iter().filter_map(|o| match o {
+        Outcome::Ok(r) => Some(r.outputs),
+        _ => None,
+    }));
+    all_explained_by(
+        &candidates,
+        base,
+        xla,
+        outcomes,
+        tol,
+        crate::compare::merge_within_hull,
+    )
+}
+
 /// Rounding of the inputs: an ill-conditioned computation (tanh next to its pole, a difference
 /// of nearly equal values) turns the few ulps of error XLA may make in each op into a large
 /// output error that no per-op allowance covers. The oracle evaluates again on the inputs with
@@ -293,21 +317,11 @@ fn explain_by_input_rounding(
     outcomes: &[(String, Outcome)],
     tol: &Tolerance,
 ) -> Option<Verdict> {
-    let mut candidates: Vec<Vec<Literal>> = vec![base.outputs.clone()];
+    let mut runs = Vec::new();
     for ulps in [1i64, -1, 2, -2] {
-        let moved = move_inputs(inputs, ulps)?;
-        if let Outcome::Ok(r) = oracle.run_module(module, &moved) {
-            candidates.push(r.outputs);
-        }
+        runs.push(oracle.run_module(module, &move_inputs(inputs, ulps)?));
     }
-    let mut v = all_explained_by(
-        &candidates,
-        base,
-        xla,
-        outcomes,
-        tol,
-        crate::compare::merge_within_hull,
-    )?;
+    let mut v = within_hull(runs, base, xla, outcomes, tol)?;
     v.message = "explained by the rounding of the inputs: each differing element lies between \
                  the oracle's results for inputs moved by up to 2 ulps (an ill-conditioned \
                  computation amplifies the rounding errors XLA may make)"
@@ -419,25 +433,16 @@ fn explain_by_complex_rounding(
     tol: &Tolerance,
 ) -> Option<Verdict> {
     use interp::variant::Variant;
-    let mut candidates: Vec<Vec<Literal>> = vec![base.outputs.clone()];
-    for n in [1, -1, 2, -2, 4, -4] {
-        let b = oracle.with_variant(Variant {
-            nudge_ulps: n,
-            normwise_complex: true,
-            ..Variant::default()
-        });
-        if let Outcome::Ok(r) = b.run_module(module, inputs) {
-            candidates.push(r.outputs);
-        }
-    }
-    let mut v = all_explained_by(
-        &candidates,
-        base,
-        xla,
-        outcomes,
-        tol,
-        crate::compare::merge_within_hull,
-    )?;
+    let runs = [1, -1, 2, -2, 4, -4].map(|n| {
+        oracle
+            .with_variant(Variant {
+                nudge_ulps: n,
+                normwise_complex: true,
+                ..Variant::default()
+            })
+            .run_module(module, inputs)
+    });
+    let mut v = within_hull(runs, base, xla, outcomes, tol)?;
     v.message = "explained by rounding noise of complex functions: each differing element lies \
                  between the oracle's results with complex results moved by a few ulps of their \
                  modulus"

@@ -219,11 +219,7 @@ pub fn kernel_module(m: &Module, k: usize) -> Module {
         instructions,
         trailing_attrs: Vec::new(),
     });
-    let safe: String = kernel
-        .name
-        .chars()
-        .map(|c| if c.is_alphanumeric() { c } else { '_' })
-        .collect();
+    let safe = safe_name(&kernel.name);
     Module {
         name: format!("{}_{safe}", m.name),
         header_attrs: Vec::new(),
@@ -231,6 +227,13 @@ pub fn kernel_module(m: &Module, k: usize) -> Module {
         entry: computations.len() - 1,
         computations,
     }
+}
+
+/// `name` with every character that is not a letter or digit made `_` (for a module name).
+fn safe_name(name: &str) -> String {
+    name.chars()
+        .map(|c| if c.is_alphanumeric() { c } else { '_' })
+        .collect()
 }
 
 /// A fusion's fused computation as a module of its own (its parameters the entry's): the
@@ -254,11 +257,7 @@ fn fused_module(m: &Module, kernel: &Instruction, fused: CompId) -> Module {
             comp
         })
         .collect();
-    let safe: String = kernel
-        .name
-        .chars()
-        .map(|c| if c.is_alphanumeric() { c } else { '_' })
-        .collect();
+    let safe = safe_name(&kernel.name);
     Module {
         name: format!("{}_{safe}", m.name),
         header_attrs: Vec::new(),
