@@ -4,8 +4,8 @@
 //! the one folded op on a literal, instead of the op with the chain that produced its operand.
 //! Small values only (a repro with a huge literal is not smaller to read).
 
-use super::{edit, is_splat, Candidate, Case, Reduction};
-use hlo::{Literal, Opcode, Scalar, Shape};
+use super::{edit, replaceable_value, Candidate, Case, Reduction};
+use hlo::{Literal, Opcode, Scalar};
 
 pub struct FoldToValue;
 
@@ -35,17 +35,10 @@ fn targets(case: &Case) -> Vec<usize> {
     (0..c.instructions.len())
         .rev()
         .filter(|&ii| {
-            let i = &c.instructions[ii];
-            let Shape::Array(a) = &i.shape else {
-                return false;
-            };
             ii != c.root
                 && !variable[ii]
-                && a.ty.is_array_type()
-                && a.element_count().is_some_and(|n| n <= MAX_ELEMENTS)
-                && !matches!(i.opcode, Opcode::Parameter | Opcode::Constant)
-                && !i.has_side_effect()
-                && !is_splat(c, ii)
+                && replaceable_value(c, ii)
+                    .is_some_and(|a| a.element_count().is_some_and(|n| n <= MAX_ELEMENTS))
         })
         .collect()
 }

@@ -356,6 +356,19 @@ pub fn sites(m: &Module) -> Vec<(hlo::CompId, hlo::InstrId)> {
     out
 }
 
+/// The array shape of entry instruction `ii` when a reduction may replace it by a value of
+/// that shape (a new parameter, a literal): a static array of a real element type, computed
+/// (not a parameter or constant) and not already a splat.
+pub fn replaceable_value(c: &hlo::Computation, ii: hlo::InstrId) -> Option<&hlo::ArrayShape> {
+    let i = &c.instructions[ii];
+    let a = i.shape.as_array()?;
+    (a.ty.is_array_type()
+        && a.is_static()
+        && !matches!(i.opcode, hlo::Opcode::Parameter | hlo::Opcode::Constant)
+        && !is_splat(c, ii))
+    .then_some(a)
+}
+
 /// True for a value that is already as simple as a reduction makes it: a broadcast of a scalar
 /// constant.
 pub fn is_splat(c: &hlo::Computation, ii: hlo::InstrId) -> bool {

@@ -2,8 +2,8 @@
 //! the instruction's value as the oracle (`interp`) computes it from the case's inputs, so the
 //! values downstream stay what they were: what is cut is the computation above it.
 
-use super::{edit, is_splat, Candidate, Case, Reduction};
-use hlo::{Instruction, Opcode, Shape};
+use super::{edit, replaceable_value, Candidate, Case, Reduction};
+use hlo::{Instruction, Opcode};
 use judge::forms::value_of;
 
 pub struct ReplaceByParameter;
@@ -13,16 +13,7 @@ fn targets(case: &Case) -> Vec<usize> {
     let c = m.entry_computation();
     (0..c.instructions.len())
         .rev()
-        .filter(|&ii| {
-            let i = &c.instructions[ii];
-            let Shape::Array(a) = &i.shape else {
-                return false;
-            };
-            a.ty.is_array_type()
-                && a.is_static()
-                && !matches!(i.opcode, Opcode::Parameter | Opcode::Constant)
-                && !is_splat(c, ii)
-        })
+        .filter(|&ii| replaceable_value(c, ii).is_some())
         .collect()
 }
 
