@@ -422,12 +422,22 @@ impl<'m> Ctx<'m> {
                     .map(|k| crate::variant::flush_operand(i.opcode, a(k)?, &self.opts.variant))
                     .collect::<Result<_>>()?;
                 let x = |k: usize| f[k].as_ref().map_or(a(k), Ok);
-                Value::array(elementwise::clamp(x(0)?, x(1)?, x(2)?)?)
+                let r = elementwise::clamp(x(0)?, x(1)?, x(2)?)?;
+                // Its NaNs are signed as any arithmetic op's (XLA CPU gives -NaN for a +NaN
+                // bound).
+                let args = [&**x(0)?, &**x(1)?, &**x(2)?];
+                Value::array(crate::variant::adjust(
+                    O::Clamp,
+                    &args,
+                    r,
+                    &self.opts.variant,
+                )?)
             }
             O::Convert => {
                 need(1)?;
                 let (ty, _) = out_dims(i)?;
-                let x = a(0)?;
+                let f0 = crate::variant::flush_widened(a(0)?, ty, &self.opts.variant)?;
+                let x = f0.as_ref().map_or(a(0), Ok)?;
                 let r = convert::convert_with(x, ty, self.opts.narrowing())?;
                 if x.ty == hlo::PrimitiveType::F16 {
                     // f16 -> f8e5m2 (a truncation on XLA CPU) makes every NaN 0x7f.

@@ -8,7 +8,7 @@ use crate::elementwise::{c64_binop_single, complex_binop, float_binop, int_binar
 use crate::eval::{arr, out_dims, Ctx};
 use crate::shape_ops::start_vector;
 use crate::value::{for_each_index, product, strides, Array, Buffer, FloatElem, IntElem, Value};
-use crate::variant::ComplexMul;
+use crate::variant::{ComplexMul, ReduceOrder};
 use crate::{attrs, invalid, Result};
 use hlo::{CompId, Instruction, Module, Opcode, PrimitiveType, Shape, TypeClass};
 use rayon::prelude::*;
@@ -80,14 +80,13 @@ fn fold_float<T: FloatElem>(
     init: T,
     groups: &Groups,
     f: fn(f64, f64) -> f64,
+    order: ReduceOrder,
 ) -> Vec<T> {
     let one = |g: usize| {
-        let mut acc = init.to_f64();
-        for &p in groups.group(g) {
-            // Round after every step: the accumulator has the element type.
-            acc = T::from_f64(f(acc, data[p].to_f64())).to_f64();
-        }
-        T::from_f64(acc)
+        // Round after every step: the accumulator has the element type.
+        let step = |acc: f64, x: f64| T::from_f64(f(acc, x)).to_f64();
+        let elements = groups.group(g).iter().map(|&p| data[p].to_f64());
+        T::from_f64(order.fold(init.to_f64(), elements, step, |x: &f64| x.abs()))
     };
     if groups.positions.len() >= crate::elementwise::PAR_THRESHOLD && groups.len() > 1 {
         (0..groups.len()).into_par_iter().map(one).collect()
@@ -123,18 +122,18 @@ fn fold_complex<T: Copy>(
     groups: &Groups,
     f: fn(T, T) -> T,
     swapped: bool,
+    order: ReduceOrder,
+    magnitude: fn(&T) -> f64,
 ) -> Vec<T> {
+    let step = |acc: T, x: T| if swapped { f(x, acc) } else { f(acc, x) };
     (0..groups.len())
         .map(|g| {
-            let mut acc = init;
-            for &p in groups.group(g) {
-                acc = if swapped {
-                    f(data[p], acc)
-                } else {
-                    f(acc, data[p])
-                };
-            }
-            acc
+            order.fold(
+                init,
+                groups.group(g).iter().map(|&p| data[p]),
+                step,
+                magnitude,
+            )
         })
         .collect()
 }
@@ -146,6 +145,7 @@ fn fold_fast(
     op: Opcode,
     swapped: bool,
     mul: ComplexMul,
+    order: ReduceOrder,
     ty: PrimitiveType,
     data: &Buffer,
     init: &Buffer,
@@ -155,7 +155,7 @@ fn fold_fast(
         TypeClass::Float => {
             let f = float_binop(op)?;
             Some(
-                crate::map_float_buf2!(data, init, d, i0 => fold_float(d, i0[0], groups, f), return None),
+                crate::map_float_buf2!(data, init, d, i0 => fold_float(d, i0[0], groups, f, order), return None),
             )
         }
         TypeClass::Signed | TypeClass::Unsigned => {
@@ -178,11 +178,27 @@ fn fold_fast(
         TypeClass::Complex => match (data, init) {
             (Buffer::C64(d), Buffer::C64(i0)) => {
                 let f = c64_binop_single(op, mul)?;
-                Some(Buffer::C64(fold_complex(d, i0[0], groups, f, swapped)))
+                Some(Buffer::C64(fold_complex(
+                    d,
+                    i0[0],
+                    groups,
+                    f,
+                    swapped,
+                    order,
+                    |z| z.l1_norm() as f64,
+                )))
             }
             (Buffer::C128(d), Buffer::C128(i0)) => {
                 let f = complex_binop(op, mul)?;
-                Some(Buffer::C128(fold_complex(d, i0[0], groups, f, swapped)))
+                Some(Buffer::C128(fold_complex(
+                    d,
+                    i0[0],
+                    groups,
+                    f,
+                    swapped,
+                    order,
+                    |z| z.l1_norm(),
+                )))
             }
             _ => None,
         },
@@ -332,8 +348,9 @@ fn fold(
         if let Some((op, swapped)) = simple_binop(ctx.module, c) {
             let (a, i0) = (inputs[0], inits[0]);
             if a.ty == i0.ty && i0.len() == 1 {
-                let mul = ctx.variant().complex_mul;
-                if let Some(buf) = fold_fast(op, swapped, mul, a.ty, &a.buf, &i0.buf, groups) {
+                let (mul, order) = (ctx.variant().complex_mul, ctx.variant().reduce_order);
+                if let Some(buf) = fold_fast(op, swapped, mul, order, a.ty, &a.buf, &i0.buf, groups)
+                {
                     ctx.step(groups.positions.len() as u64 / 8)?;
                     return Ok(vec![Array::new(a.ty, vec![groups.len()], buf)]);
                 }
@@ -547,6 +564,7 @@ pub fn select_and_scatter(ctx: &mut Ctx, i: &Instruction, ops: &[&Value]) -> Res
                 op,
                 swapped,
                 mul,
+                ReduceOrder::Sequential,
                 src.ty,
                 &s.buf,
                 &cur.buf,
@@ -686,8 +704,17 @@ pub fn scatter(ctx: &mut Ctx, i: &Instruction, ops: &[&Value]) -> Result<Value> 
             for &(p, l) in &targets {
                 let cur = outs[0].buf.take(&[p]);
                 let upd = updates[0].buf.take(&[l]);
-                let r = fold_fast(op, swapped, mul, updates[0].ty, &upd, &cur, &one)
-                    .ok_or_else(|| invalid("scatter combiner does not apply"))?;
+                let r = fold_fast(
+                    op,
+                    swapped,
+                    mul,
+                    ReduceOrder::Sequential,
+                    updates[0].ty,
+                    &upd,
+                    &cur,
+                    &one,
+                )
+                .ok_or_else(|| invalid("scatter combiner does not apply"))?;
                 outs[0].buf.set_from(p, &r, 0);
             }
         }

@@ -87,6 +87,92 @@ pub struct Variant {
     /// Which partial products of complex `multiply` (elementwise, in reducers, combiners and
     /// mapped computations) are fused into multiply-adds.
     pub complex_mul: ComplexMul,
+    /// The order `reduce` and `reduce-window` combine a group's elements in.
+    pub reduce_order: ReduceOrder,
+}
+
+/// The order a reduction combines its elements in. XLA requires reducers to be associative and
+/// commutative and then combines in whatever order its code generator likes (vector lanes,
+/// trees, threads): where float rounding or overflow makes the reducer not associative, every
+/// order gives an allowed result. A product of [-4.3, -3.4e38, 0, ...] is 0 visited in order
+/// and NaN when -4.3 * -3.4e38 overflows to inf before a zero joins it (XLA CPU, f32). The
+/// oracle tries a few orders; only reducers it recognizes as one binary op (`add`, `multiply`,
+/// ...) of one operand are reordered, others are always folded in order.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ReduceOrder {
+    /// The init value, then the elements in row-major order: the default.
+    #[default]
+    Sequential,
+    /// The elements in reverse row-major order.
+    Reverse,
+    /// Adjacent pairs combined level by level (a balanced tree), then the init value.
+    Pairwise,
+    /// The elements by decreasing magnitude (ties in row-major order), then the init value
+    /// (which XLA may apply last, or more than once: a reducer's init must be its identity,
+    /// and generated modules do not always keep that: a product with init 0 is 0 in order and
+    /// NaN when its elements overflow first): where some order makes
+    /// a partial result overflow (a product of the largest factors, a sum of the largest
+    /// terms), this one does, as XLA's may when it visits the operand in another layout than
+    /// the oracle's (a transpose folded into the reduce).
+    LargestFirst,
+}
+
+impl ReduceOrder {
+    /// The orders other than the default.
+    pub const OTHERS: [ReduceOrder; 3] = [
+        ReduceOrder::Reverse,
+        ReduceOrder::Pairwise,
+        ReduceOrder::LargestFirst,
+    ];
+
+    /// Folds `elements` (in row-major order) and `init` with `f(accumulator, element)` in this
+    /// order; a tree combines two partial results with `f` as well. `magnitude` orders the
+    /// elements for [`ReduceOrder::LargestFirst`] (NaN counts as the largest).
+    pub fn fold<T: Clone>(
+        self,
+        init: T,
+        elements: impl DoubleEndedIterator<Item = T>,
+        f: impl Fn(T, T) -> T,
+        magnitude: impl Fn(&T) -> f64,
+    ) -> T {
+        match self {
+            ReduceOrder::Sequential => elements.fold(init, &f),
+            ReduceOrder::Reverse => elements.rev().fold(init, &f),
+            ReduceOrder::LargestFirst => {
+                let mut v: Vec<(f64, T)> = elements
+                    .map(|x| {
+                        let m = magnitude(&x);
+                        (if m.is_nan() { f64::INFINITY } else { m }, x)
+                    })
+                    .collect();
+                v.sort_by(|a, b| b.0.total_cmp(&a.0));
+                let mut it = v.into_iter().map(|(_, x)| x);
+                match it.next() {
+                    Some(first) => f(init, it.fold(first, &f)),
+                    None => init,
+                }
+            }
+            ReduceOrder::Pairwise => {
+                let mut level: Vec<T> = elements.collect();
+                while level.len() > 1 {
+                    level = level
+                        .chunks(2)
+                        .map(|c| {
+                            if c.len() == 2 {
+                                f(c[0].clone(), c[1].clone())
+                            } else {
+                                c[0].clone()
+                            }
+                        })
+                        .collect();
+                }
+                match level.first() {
+                    Some(total) => f(init, total.clone()),
+                    None => init,
+                }
+            }
+        }
+    }
 }
 
 /// Which partial products of a complex product `a * b` are fused into multiply-adds (one
@@ -165,6 +251,14 @@ impl Variant {
     pub fn leaves_elementwise_results(&self) -> bool {
         self.nan_sign.is_none() && self.nudge_ulps == 0 && !self.flush_denormals
     }
+}
+
+/// Whether results of `op` of type `ty` carry rounding XLA does its own way, so that nudges move
+/// them: the approximated functions, and complex `divide` (Smith's algorithm, whose partial
+/// products LLVM may contract into multiply-adds: `z / z` has an imaginary part of rounding
+/// noise, 0 in the oracle and 5.8e-19 in XLA CPU's c128 code).
+pub fn rounds_like_approximated(op: Opcode, ty: PrimitiveType) -> bool {
+    op.is_approximated() || (op == Opcode::Divide && ty.is_complex())
 }
 
 /// Functions XLA computes with approximations of its own (results a few ulps off): the
@@ -272,13 +366,32 @@ fn sign_layout(ty: PrimitiveType) -> Option<u32> {
     }
 }
 
+/// Under [`Variant::flush_denormals`], the operand of a `convert` to f64 (or c128) from bf16 or
+/// f32 (or c64) with its subnormals made zeros, or `None` when nothing changes. XLA CPU widens
+/// to f64 through f32 with `cvtss2sd`, which reads a subnormal as zero in the denormals-are-zero
+/// mode (measured on jaxlib 0.10.2: bf16 9.2e-41 converts to f32 9.2e-41 but to f64 0, compiled
+/// and constant-folded alike); the oracle's conversion is exact.
+pub fn flush_widened(
+    a: &std::sync::Arc<Array>,
+    to: PrimitiveType,
+    v: &Variant,
+) -> Result<Option<std::sync::Arc<Array>>> {
+    use PrimitiveType as T;
+    let from = a.ty.complex_component().unwrap_or(a.ty);
+    if to.complex_component().unwrap_or(to) != T::F64 || !matches!(from, T::Bf16 | T::F32) {
+        return Ok(None);
+    }
+    flush_operand(Opcode::Add, a, v)
+}
+
 /// Under [`Variant::flush_denormals`], an operand of arithmetic op `op` with its subnormals
 /// made zeros of the same sign, or `None` when nothing changes. XLA CPU computes bf16, f32 and
 /// f64 (and their complex forms) with the CPU's denormals-are-zero mode on, and its constant
 /// folding reads them the same way; the oracle computes some of these ops in a wider type, where
 /// the hardware mode would not see a subnormal, so the flush is done here. Ops that only move
 /// or relabel bits (convert, bitcast-convert, negate, abs, real, imag, complex,
-/// reduce-precision) do not flush in XLA and are left alone; f16 values are normal once
+/// reduce-precision) do not flush in XLA and are left alone (a widening to f64 does:
+/// [`flush_widened`]); f16 values are normal once
 /// widened to f32, so they are left alone too.
 pub fn flush_operand(
     op: Opcode,
@@ -361,7 +474,7 @@ pub fn adjust(op: Opcode, args: &[&Array], a: Array, v: &Variant) -> Result<Arra
     let nan_sign = v.nan_sign.filter(|_| !keeps_sign(op));
     let normwise = v.normwise_complex && a.ty.is_complex();
     // Normwise nudges leave real results alone.
-    let nudge = if op.is_approximated()
+    let nudge = if rounds_like_approximated(op, a.ty)
         && v.nudge_only.is_none_or(|o| o == op)
         && (a.ty.is_complex() || !v.normwise_complex)
     {
@@ -513,6 +626,47 @@ mod tests {
         assert_eq!(f32s(&r), vec![0xffc0_0000, 0xffc0_0000, 1f32.to_bits()]);
         let kept = adjust1(Opcode::Negate, a, &neg).unwrap();
         assert_eq!(f32s(&kept), f32s(&f32_array(&[f32::NAN, -f32::NAN, 1.0])));
+    }
+
+    /// clamp propagates a NaN bound as arithmetic does, so its NaN takes the variant's sign (XLA
+    /// CPU returns -NaN for clamp(x, x, +NaN), which a TOTALORDER compare sees).
+    #[test]
+    fn clamp_nans_take_the_variants_sign() {
+        let m = hlo::parse::parse_module(
+            "HloModule c\n\nENTRY %main (x: f32[1], h: f32[]) -> s32[1] {\n  %x = f32[1] parameter(0)\n  %h = f32[] parameter(1)\n  %c = f32[1] clamp(%x, %x, %h)\n  ROOT %b = s32[1] bitcast-convert(%c)\n}\n",
+        )
+        .unwrap();
+        let args = [
+            hlo::Literal::Array(
+                hlo::ArrayLiteral::from_scalars(
+                    PrimitiveType::F32,
+                    vec![1],
+                    &[hlo::Scalar::F(-2.0)],
+                )
+                .unwrap(),
+            ),
+            hlo::Literal::Array(
+                hlo::ArrayLiteral::from_scalars(
+                    PrimitiveType::F32,
+                    vec![],
+                    &[hlo::Scalar::F(f64::NAN)],
+                )
+                .unwrap(),
+            ),
+        ];
+        let bits = |nan_sign| {
+            let opts = crate::EvalOptions {
+                variant: Variant {
+                    nan_sign,
+                    ..Variant::default()
+                },
+                ..crate::EvalOptions::default()
+            };
+            let r = crate::evaluate_with(&m, &args, &opts).unwrap();
+            r.as_array().unwrap().get(0).to_f64() as i64 as u32
+        };
+        assert_eq!(bits(None), 0x7fc0_0000);
+        assert_eq!(bits(Some(true)), 0xffc0_0000);
     }
 
     /// `adjust` of a unary op's result `a` (its operand unknown: NaN).
@@ -691,7 +845,7 @@ mod ftz_tests {
     fn flush_variant_reads_subnormal_operands_of_arithmetic_as_zero() {
         use hlo::{ArrayLiteral, Literal, PrimitiveType, Scalar};
         let m = hlo::parse::parse_module(
-            "HloModule f\n\nENTRY %main (x: bf16[1], y: bf16[1]) -> (bf16[1], s16[1], bf16[]) {\n  %x = bf16[1] parameter(0)\n  %y = bf16[1] parameter(1)\n  %s = bf16[1] sqrt(%x)\n  %b = s16[1] bitcast-convert(%x)\n  %d = bf16[] dot(%x, %y), lhs_contracting_dims={0}, rhs_contracting_dims={0}\n  ROOT %t = (bf16[1], s16[1], bf16[]) tuple(%s, %b, %d)\n}\n",
+            "HloModule f\n\nENTRY %main (x: bf16[1], y: bf16[1]) -> (bf16[1], s16[1], bf16[], f64[1], f32[1]) {\n  %x = bf16[1] parameter(0)\n  %y = bf16[1] parameter(1)\n  %s = bf16[1] sqrt(%x)\n  %b = s16[1] bitcast-convert(%x)\n  %d = bf16[] dot(%x, %y), lhs_contracting_dims={0}, rhs_contracting_dims={0}\n  %w = f64[1] convert(%x)\n  %n = f32[1] convert(%x)\n  ROOT %t = (bf16[1], s16[1], bf16[], f64[1], f32[1]) tuple(%s, %b, %d, %w, %n)\n}\n",
         )
         .unwrap();
         let one = |v: f64| {
@@ -723,6 +877,10 @@ mod ftz_tests {
         assert_eq!(flushed[0], 0.0, "{flushed:?}");
         assert_eq!(flushed[1], 1.0, "{flushed:?}");
         assert!(flushed[2].is_nan(), "{flushed:?}");
+        // A widening to f64 goes through the hardware's conversion and reads it as zero.
+        assert!(plain[3] > 9e-41 && plain[3] < 1e-40, "{plain:?}");
+        assert_eq!(flushed[3], 0.0, "{flushed:?}");
+        assert!(plain[4] > 9e-41, "{plain:?}");
     }
 }
 
@@ -763,5 +921,36 @@ mod accumulation_tests {
         assert_eq!(run(Accumulation::Wide), 0.0);
         assert!(run(Accumulation::Narrow).is_nan());
         assert_eq!(run(Accumulation::NarrowFused), f64::INFINITY);
+    }
+}
+
+#[cfg(test)]
+mod reduce_order_tests {
+    use super::ReduceOrder;
+
+    /// [-0.5, 0, -3.4e38, 50.9] multiplied in f32: 0 in order (the zero comes first), NaN
+    /// when the two large factors meet before it (pairs, reverse, the largest first).
+    #[test]
+    fn each_order_combines_the_elements_as_it_says() {
+        let xs = [-0.5f32, 0.0, -3.4e38, 50.9];
+        let mul = |a: f32, b: f32| a * b;
+        let run = |o: ReduceOrder| o.fold(1.0f32, xs.iter().copied(), mul, |x| x.abs() as f64);
+        assert_eq!(run(ReduceOrder::Sequential), 0.0);
+        assert!(run(ReduceOrder::Pairwise).is_nan());
+        assert!(run(ReduceOrder::LargestFirst).is_nan());
+        assert!(run(ReduceOrder::Reverse).is_nan());
+        // The init value comes first in order and last in a tree or by magnitude.
+        let trace = |o: ReduceOrder| {
+            o.fold(
+                String::from("i"),
+                ["a", "b", "c"].iter().map(|s| s.to_string()),
+                |a, b| format!("({a}{b})"),
+                |s| s.len() as f64,
+            )
+        };
+        assert_eq!(trace(ReduceOrder::Sequential), "(((ia)b)c)");
+        assert_eq!(trace(ReduceOrder::Reverse), "(((ic)b)a)");
+        assert_eq!(trace(ReduceOrder::Pairwise), "(i((ab)c))");
+        assert_eq!(trace(ReduceOrder::LargestFirst), "(i((ab)c))");
     }
 }

@@ -15,6 +15,7 @@
 //! [match]                    # every key given must hold
 //! kind = "mismatch"          # the verdict kind
 //! ops_include = ["count-leading-zeros"]   # each of these opcodes is among the bucket's ops
+//!                                         # ("reduce|reduce-window": either of them)
 //! ops_within = ["count-leading-zeros", "convert"]   # the bucket has no opcode outside these
 //! ops_any = ["sine", "cosine"]            # at least one of these opcodes is among its ops
 //! types = ["s4", "uint"]     # at least one op has one of these types (as buckets name
@@ -102,10 +103,11 @@ impl Matcher {
         let one_of = |list: &[String], v: &str| list.is_empty() || list.iter().any(|x| x == v);
         self.kind.is_none_or(|k| k == b.kind)
             && self.backend.as_deref().is_none_or(|x| x == b.backend)
-            && self
-                .ops_include
-                .iter()
-                .all(|want| b.ops.iter().any(|o| opcode(o) == want))
+            && self.ops_include.iter().all(|want| {
+                b.ops
+                    .iter()
+                    .any(|o| want.split('|').any(|w| opcode(o) == w))
+            })
             && (self.ops_within.is_empty()
                 || b.ops
                     .iter()
@@ -229,6 +231,26 @@ mod tests {
         assert!(!m
             .matcher
             .matches(&bucket(&["popcnt:s4"], "constant_folding")));
+    }
+
+    #[test]
+    fn an_alternative_in_ops_include_is_met_by_either_opcode() {
+        let m: Entry = toml::from_str(
+            r#"
+            id = "nan"
+            title = "reductions drop NaN"
+            status = "open"
+            [match]
+            ops_include = ["reduce|reduce-window"]
+            ops_any = ["maximum", "minimum"]
+            "#,
+        )
+        .unwrap();
+        let ok = |ops: &[&str]| m.matcher.matches(&bucket(ops, "below-hlo"));
+        assert!(ok(&["reduce:float", "maximum:float"]));
+        assert!(ok(&["reduce-window:float", "minimum:float"]));
+        assert!(!ok(&["minimum:float"]));
+        assert!(!ok(&["reduce:float", "add:float"]));
     }
 
     #[test]

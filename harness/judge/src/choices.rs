@@ -16,11 +16,11 @@ use hlo::{Literal, Module, PrimitiveType};
 ///    CPU runs in), the sign of NaNs operations produce, the last ulps of approximated
 ///    functions (through comparisons, bitcasts and roundings that turn them into different
 ///    integers), the accumulation precision of dots and convolutions (partial sums that
-///    overflow), and which partial products of complex multiplies are fused. The oracle evaluates again under each choice, and every element XLA returned
+///    overflow), the order reductions combine their elements in, and which partial products of complex multiplies are fused. The oracle evaluates again under each choice, and every element XLA returned
 ///    must equal the oracle's element under one of them; vote `implementation-choice`.
 /// 3. select-and-scatter keeping the first or the last of tied elements (`select_ties`): one
 ///    rule must explain every output; vote `implementation-choice`.
-/// 4. for modules with approximated complex functions, their rounding noise
+/// 4. for modules with approximated complex functions or complex divides, their rounding noise
 ///    ([`explain_by_complex_rounding`]).
 pub fn explain_by_allowed_choices(
     oracle: &InterpBackend,
@@ -72,7 +72,11 @@ pub fn explain_by_allowed_choices(
         return Some(v);
     }
     let complex_fn = any_instruction(module, |i| {
-        approximated.contains(&i.opcode) && i.shape.leaves().iter().any(|l| l.ty.is_complex())
+        i.shape.leaves().iter().any(|l| {
+            l.ty.is_complex()
+                && (approximated.contains(&i.opcode)
+                    || interp::variant::rounds_like_approximated(i.opcode, l.ty))
+        })
     });
     if !complex_fn {
         return None;
@@ -119,7 +123,8 @@ fn approximated_ops(module: &Module) -> Vec<hlo::Opcode> {
 /// The implementation choices the element-wise explanation tries on `module`, in order (the
 /// default evaluation excluded: it is already a candidate): NaN signs and flushed denormals;
 /// with dots or convolutions, narrow accumulation and skipped convolution padding; with
-/// conversions to f16, both ways of narrowing; with complex multiplies, the other contractions
+/// conversions to f16, both ways of narrowing; with float or complex reductions, other orders
+/// of combining their elements; with complex multiplies, the other contractions
 /// of their partial products into multiply-adds; with `approximated` ops (see
 /// [`approximated_ops`]), c64 functions in double precision and ulp nudges, all together and
 /// then each op alone.
@@ -162,6 +167,22 @@ fn candidate_variants(
         for complex_mul in ComplexMul::OTHERS {
             variants.push(Variant {
                 complex_mul,
+                ..Variant::default()
+            });
+        }
+    }
+    // Reductions of floats combine in an order of XLA's choosing; where a partial result
+    // overflows (or cancels), the order decides the value.
+    if any_instruction(module, |i| {
+        matches!(i.opcode, hlo::Opcode::Reduce | hlo::Opcode::ReduceWindow)
+            && i.shape
+                .leaves()
+                .iter()
+                .any(|l| l.ty.is_float() || l.ty.is_complex())
+    }) {
+        for reduce_order in interp::variant::ReduceOrder::OTHERS {
+            variants.push(Variant {
+                reduce_order,
                 ..Variant::default()
             });
         }
@@ -263,9 +284,8 @@ impl Elementwise<'_> {
                              of NaNs operations produce, the last ulps of approximated \
                              functions, dot/convolution accumulation precision, convolution \
                              padding, precision of c64 functions, fused multiply-adds of \
-                             complex products, \
-                             flush-to-zero): each \
-                             differing element is the oracle's under one"
+                             complex products, the order reductions combine elements in, \
+                             flush-to-zero): each differing element is the oracle's under one"
                     .into();
                 v.vote = Some("implementation-choice".into());
                 return Some(v);

@@ -190,3 +190,94 @@ fn an_ill_conditioned_result_is_explained_by_input_rounding_and_a_wrong_one_is_n
     let wrong = judge_outcome(&m, &inputs, xla_result(c64_scalar(-400.0, 300.0)));
     assert_eq!(wrong.kind, VerdictKind::Mismatch, "{wrong:?}");
 }
+
+/// A product reduction of f32 values where two factors overflow (seen in a nightly): 0 when
+/// visited in row-major order (a zero comes before the overflow), NaN when XLA CPU multiplies
+/// -4.3 by -3.4e38 first (inf) and a zero after. XLA may combine a reduction's elements in any
+/// order, so NaN is allowed; a finite non-zero value is not.
+const PRODUCT_REDUCE: &str = r#"HloModule product
+
+mul {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] multiply(a, b)
+}
+
+ENTRY main {
+  p = f32[1,4,1,5] parameter(0)
+  one = f32[] constant(1)
+  ROOT r = f32[1] reduce(p, one), dimensions={0,1,3}, to_apply=mul
+}
+"#;
+
+fn f32_array(dims: Vec<i64>, v: &[f32]) -> Literal {
+    let bytes = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+    Literal::Array(ArrayLiteral::from_bytes(PrimitiveType::F32, dims, bytes).unwrap())
+}
+
+fn product_inputs() -> Vec<Literal> {
+    let mut v = vec![0f32; 20];
+    v[..5].copy_from_slice(&[-0.2598337, -0.53760487, -4.306367, -3.4028235e38, 0.8889254]);
+    v[10..15].copy_from_slice(&[0.7098584, -0.5825711, 50.855545, -0.12720077, 2.362079]);
+    vec![f32_array(vec![1, 4, 1, 5], &v)]
+}
+
+#[test]
+fn a_reduction_whose_order_decides_an_overflow_allows_either_result_and_no_other() {
+    let m = hlo::parse::parse_module(PRODUCT_REDUCE).unwrap();
+    let inputs = product_inputs();
+    let nan = judge_outcome(&m, &inputs, xla_result(f32_array(vec![1], &[f32::NAN])));
+    assert_eq!(nan.kind, VerdictKind::Match, "{nan:?}");
+    assert!(nan.message.contains("order reductions"), "{nan:?}");
+    let zero = judge_outcome(&m, &inputs, xla_result(f32_array(vec![1], &[0.0])));
+    assert_eq!(zero.kind, VerdictKind::Match, "{zero:?}");
+    let wrong = judge_outcome(&m, &inputs, xla_result(f32_array(vec![1], &[7.0])));
+    assert_eq!(wrong.kind, VerdictKind::Mismatch, "{wrong:?}");
+    if !test_support::need_xla() {
+        return;
+    }
+    let xla = WorkerBackend::xla_cpu(WorkerConfig::new(Platform::Cpu).with_workers(1));
+    let o = xla.run(PRODUCT_REDUCE, &inputs, &RunOptions::default());
+    assert!(o.is_ok(), "{o}");
+    let real = judge_outcome(&m, &inputs, o);
+    assert_eq!(real.kind, VerdictKind::Match, "{real:?}");
+}
+
+/// clamp(x, x, +NaN) is -NaN on XLA CPU (x86's default NaN) and +NaN in the oracle; a
+/// TOTALORDER comparison sees the sign. The sign of a NaN an op produces is free.
+#[test]
+fn a_totalorder_compare_of_a_clamped_nan_allows_either_nan_sign() {
+    let text = "HloModule c\n\nENTRY main {\n  x = bf16[1] parameter(0)\n  h = bf16[] parameter(1)\n  c = bf16[1] clamp(x, x, h)\n  ROOT r = pred[1] compare(x, c), direction=LE, type=TOTALORDER\n}\n";
+    let m = hlo::parse::parse_module(text).unwrap();
+    let bf16 = |dims: Vec<i64>, v: f32| {
+        let b = ((v.to_bits() >> 16) as u16).to_le_bytes().to_vec();
+        Literal::Array(ArrayLiteral::from_bytes(PrimitiveType::Bf16, dims, b).unwrap())
+    };
+    let inputs = [bf16(vec![1], -32.75), bf16(vec![], f32::NAN)];
+    let pred = |v: bool| {
+        Literal::Array(
+            ArrayLiteral::from_bytes(PrimitiveType::Pred, vec![1], vec![v as u8]).unwrap(),
+        )
+    };
+    let v = judge_outcome(&m, &inputs, xla_result(pred(false)));
+    assert_eq!(v.kind, VerdictKind::Match, "{v:?}");
+    assert_eq!(v.vote.as_deref(), Some("implementation-choice"), "{v:?}");
+}
+
+/// z / z in c128: Smith's division leaves an imaginary part of rounding noise, 0 in the oracle
+/// and 5.8e-19 in XLA CPU's code; relative to the modulus (1) that is far below an ulp, so it
+/// is no finding even when only that part is looked at. 1e-3 is.
+#[test]
+fn the_rounding_noise_of_a_complex_quotient_is_relative_to_its_modulus() {
+    let text = "HloModule d\n\nENTRY main {\n  z = c128[] parameter(0)\n  q = c128[] divide(z, z)\n  ROOT i = f64[] imag(q)\n}\n";
+    let m = hlo::parse::parse_module(text).unwrap();
+    let mut b = (-78.59711248072914f64).to_le_bytes().to_vec();
+    b.extend(0.7769051492993839f64.to_le_bytes());
+    let inputs = [Literal::Array(
+        ArrayLiteral::from_bytes(PrimitiveType::C128, vec![], b).unwrap(),
+    )];
+    let noise = judge_outcome(&m, &inputs, xla_result(f64_scalar(5.820902023784392e-19)));
+    assert_eq!(noise.kind, VerdictKind::Match, "{noise:?}");
+    let wrong = judge_outcome(&m, &inputs, xla_result(f64_scalar(1e-3)));
+    assert_eq!(wrong.kind, VerdictKind::Mismatch, "{wrong:?}");
+}

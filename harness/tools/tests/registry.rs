@@ -138,3 +138,29 @@ fn every_regression_module_lands_in_its_entrys_bucket() {
     }
     assert!(wrong.is_empty(), "\n{}", wrong.join("\n"));
 }
+
+/// A retired entry: a product of 82,176 f16 values that tree_reduction_rewriter reassociates
+/// (0 in order, NaN when a partial product overflows before a zero joins it). XLA may combine a
+/// reduction in any order, and the judge tries other orders, so it is no bug.
+#[test]
+fn a_reassociated_long_product_is_no_bug() {
+    if !test_support::need_xla() {
+        return;
+    }
+    let path =
+        test_support::corpora("regressions").join("allowed_tree_reduction_reassociation.hlo");
+    let (_, case) = case_of(&path);
+    let backend = Arc::new(WorkerBackend::xla_cpu(
+        WorkerConfig::new(Platform::Cpu).with_workers(1),
+    ));
+    let rec = bucket_case(
+        case,
+        None,
+        &backend,
+        Vec::new(),
+        &MinimizeConfig::default(),
+        Duration::from_secs(60),
+        None,
+    );
+    assert_eq!(rec.status, "no-bug", "{}: {}", rec.title, rec.message);
+}

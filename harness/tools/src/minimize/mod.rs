@@ -226,7 +226,92 @@ pub fn verify(case: &Case) -> Result<(), String> {
             }
         }
     }
-    hlo::verify::verify_module(m).map_err(|e| e.to_string())
+    hlo::verify::verify_module(m).map_err(|e| e.to_string())?;
+    match order_dependent_reducer(m) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// A reducer (of `reduce`, `reduce-window`, `scatter`, `select-and-scatter`, `all-reduce`,
+/// `reduce-scatter`) whose result `k` uses its accumulator `k` without the element `k`, or the
+/// other way round: `reduce(x, 0), to_apply=(a, b) -> a` is defined only up to the order the
+/// elements are visited in (XLA requires reducers to be commutative and associative), so XLA
+/// and the oracle may both be right and disagree. Edits inside reducers make such computations
+/// (`xor(a, b)` reduced to `a`); a candidate with one is no repro. A result that uses neither
+/// (a constant) is order-free.
+pub fn order_dependent_reducer(m: &hlo::Module) -> Option<String> {
+    use hlo::Opcode as O;
+    for c in &m.computations {
+        for i in &c.instructions {
+            let key = match i.opcode {
+                O::Reduce | O::ReduceWindow | O::Scatter | O::AllReduce | O::ReduceScatter => {
+                    "to_apply"
+                }
+                O::SelectAndScatter => "scatter",
+                _ => continue,
+            };
+            let Some(hlo::Attr::Comp(f)) = i.attr(key) else {
+                continue;
+            };
+            let Some(r) = m.computations.get(*f) else {
+                continue;
+            };
+            let params = r.parameter_shapes().len();
+            if params % 2 != 0 || params == 0 {
+                continue;
+            }
+            let n = params / 2;
+            let root = r.root_instruction();
+            let results: Vec<usize> = if root.opcode == O::Tuple {
+                root.operands.clone()
+            } else {
+                vec![r.root]
+            };
+            if results.len() != n {
+                continue;
+            }
+            for (k, &res) in results.iter().enumerate() {
+                let uses = parameters_used(r, res);
+                let (acc, elem) = (uses.contains(&k), uses.contains(&(n + k)));
+                if acc != elem {
+                    return Some(format!(
+                        "{}: result {k} of reducer {} uses {} only (order-dependent)",
+                        i.name,
+                        r.name,
+                        if acc {
+                            "the accumulator"
+                        } else {
+                            "the element"
+                        }
+                    ));
+                }
+            }
+        }
+    }
+    None
+}
+
+/// The parameter numbers of computation `c` that instruction `at` depends on (a call's result
+/// is taken to depend on all its operands).
+fn parameters_used(c: &hlo::Computation, at: usize) -> Vec<usize> {
+    let mut seen = vec![false; c.instructions.len()];
+    let mut stack = vec![at];
+    let mut out = Vec::new();
+    while let Some(x) = stack.pop() {
+        if x >= seen.len() || seen[x] {
+            continue;
+        }
+        seen[x] = true;
+        let i = &c.instructions[x];
+        if i.opcode == hlo::Opcode::Parameter {
+            if let Some(p) = i.parameter_number {
+                out.push(p as usize);
+            }
+        }
+        stack.extend(i.operands.iter().copied());
+    }
+    out
 }
 
 /// The generic delta loop: repeat rounds over every reduction until none applies (a fixed
@@ -378,4 +463,30 @@ pub fn is_splat(c: &hlo::Computation, ii: hlo::InstrId) -> bool {
         && c.instructions
             .get(i.operands[0])
             .is_some_and(|o| o.opcode == hlo::Opcode::Constant && o.shape.rank() == 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::order_dependent_reducer;
+
+    fn reduce_with(body: &str) -> hlo::Module {
+        let text = format!(
+            "HloModule r\n\n%f (a: u64[], b: u64[]) -> u64[] {{\n  %a = u64[] parameter(0)\n  %b = u64[] parameter(1)\n{body}}}\n\nENTRY %main (x: u64[4]) -> u64[] {{\n  %x = u64[4] parameter(0)\n  %z = u64[] constant(0)\n  ROOT %r = u64[] reduce(%x, %z), dimensions={{0}}, to_apply=%f\n}}\n"
+        );
+        hlo::parse::parse_module(&text).unwrap()
+    }
+
+    #[test]
+    fn a_reducer_that_keeps_one_side_is_order_dependent_and_others_are_not() {
+        // xor(a, b) edited down to `a`: the result is whichever element is visited first.
+        let kept = reduce_with("  ROOT %k = u64[] copy(%a)\n");
+        let e = order_dependent_reducer(&kept).expect("order-dependent");
+        assert!(e.contains("accumulator"), "{e}");
+        let elem = reduce_with("  ROOT %k = u64[] negate(%b)\n");
+        assert!(order_dependent_reducer(&elem).unwrap().contains("element"));
+        let both = reduce_with("  ROOT %k = u64[] xor(%a, %b)\n");
+        assert_eq!(order_dependent_reducer(&both), None);
+        let constant = reduce_with("  ROOT %k = u64[] constant(7)\n");
+        assert_eq!(order_dependent_reducer(&constant), None);
+    }
 }
