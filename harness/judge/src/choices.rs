@@ -180,11 +180,16 @@ fn candidate_variants(
                 .iter()
                 .any(|l| l.ty.is_float() || l.ty.is_complex())
     }) {
-        for reduce_order in interp::variant::ReduceOrder::OTHERS {
-            variants.push(Variant {
-                reduce_order,
-                ..Variant::default()
-            });
+        // With denormals flushed too: a partial product that underflows to zero in XLA CPU's
+        // flush-to-zero mode meets another that overflowed (inf * 0 is NaN).
+        for flush_denormals in [false, true] {
+            for reduce_order in interp::variant::ReduceOrder::OTHERS {
+                variants.push(Variant {
+                    reduce_order,
+                    flush_denormals,
+                    ..Variant::default()
+                });
+            }
         }
     }
     // Narrowing to f16 once or through f32: XLA CPU's choice depends on the host's vector

@@ -233,6 +233,35 @@ fn a_reduction_whose_order_decides_an_overflow_allows_either_result_and_no_other
     assert_eq!(zero.kind, VerdictKind::Match, "{zero:?}");
     let wrong = judge_outcome(&m, &inputs, xla_result(f32_array(vec![1], &[7.0])));
     assert_eq!(wrong.kind, VerdictKind::Mismatch, "{wrong:?}");
+    // No zero among the factors: the product is -98 in order, and NaN when one partial
+    // product overflows and another (FLT_MIN * -0.3) underflows to zero in XLA CPU's
+    // flush-to-zero mode: reduction order and flushing together.
+    let mut v = vec![0f32; 20];
+    v.copy_from_slice(&[
+        -0.2598337,
+        -0.53760487,
+        -4.306367,
+        -3.4028235e38,
+        0.8889254,
+        0.3418197,
+        1.1754944e-38,
+        -0.30900016,
+        11.1730585,
+        0.91590047,
+        0.7098584,
+        -0.5825711,
+        50.855545,
+        -0.12720077,
+        2.362079,
+        -3.6323025,
+        -3.615164,
+        0.8703611,
+        -0.5874444,
+        -1.0,
+    ]);
+    let tiny = [f32_array(vec![1, 4, 1, 5], &v)];
+    let nan = judge_outcome(&m, &tiny, xla_result(f32_array(vec![1], &[f32::NAN])));
+    assert_eq!(nan.kind, VerdictKind::Match, "{nan:?}");
     if !test_support::need_xla() {
         return;
     }

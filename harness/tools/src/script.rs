@@ -60,6 +60,35 @@ pub struct ScriptRun {
     pub stderr_tail: String,
     /// A module the script failed to import (`ModuleNotFoundError: No module named 'x'`).
     pub missing_module: Option<String>,
+    /// Dump flags this XLA does not know (older releases lack `--xla_dump_large_constants`),
+    /// left out of a second run of the script; the first run's stderr is `stderr-first.txt`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub dropped_xla_flags: Vec<String>,
+}
+
+/// The dump flags triage adds besides `--xla_dump_to`: useful, not needed, so an XLA that does
+/// not know one runs without it.
+const OPTIONAL_DUMP_FLAGS: [&str; 3] = [
+    "xla_dump_hlo_as_text",
+    "xla_dump_hlo_snapshots",
+    "xla_dump_large_constants",
+];
+
+/// The flag names of XLA's "Unknown flags in XLA_FLAGS: --a --b" line in `stderr`.
+pub fn unknown_xla_flags(stderr: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in stderr.lines() {
+        if let Some((_, rest)) = line.split_once("Unknown flags in XLA_FLAGS:") {
+            for f in rest.split_whitespace() {
+                let name = f.trim_start_matches('-');
+                let name = name.split('=').next().unwrap_or(name).to_string();
+                if !name.is_empty() && !out.contains(&name) {
+                    out.push(name);
+                }
+            }
+        }
+    }
+    out
 }
 
 impl ScriptRun {
@@ -82,17 +111,22 @@ impl ScriptRun {
 
 /// The XLA flags the script runs under: the caller's `XLA_FLAGS`, then the dump flags, then
 /// the requested options.
-pub fn script_xla_flags(dump: &Path, xla_options: &[(String, String)]) -> String {
+pub fn script_xla_flags(
+    dump: &Path,
+    xla_options: &[(String, String)],
+    dropped: &[String],
+) -> String {
     let mut flags: Vec<String> = std::env::var("XLA_FLAGS")
         .ok()
         .map(|f| f.split_whitespace().map(str::to_string).collect())
         .unwrap_or_default();
-    flags.extend([
-        format!("--xla_dump_to={}", dump.display()),
-        "--xla_dump_hlo_as_text".into(),
-        "--xla_dump_hlo_snapshots".into(),
-        "--xla_dump_large_constants".into(),
-    ]);
+    flags.push(format!("--xla_dump_to={}", dump.display()));
+    flags.extend(
+        OPTIONAL_DUMP_FLAGS
+            .iter()
+            .filter(|f| !dropped.iter().any(|d| d == *f))
+            .map(|f| format!("--{f}")),
+    );
     flags.extend(xla_options.iter().map(|(k, v)| format!("--{k}={v}")));
     flags.join(" ")
 }
@@ -109,8 +143,31 @@ fn shell_quote(s: &str) -> String {
 }
 
 /// Runs the script (see the module documentation). `Err` only when the script cannot be
-/// started or the triage directory cannot be written.
+/// started or the triage directory cannot be written. When XLA refuses some of the optional
+/// dump flags as unknown (an older jaxlib), the script runs again without them.
 pub fn run_script(o: &ScriptOptions) -> Result<ScriptRun, String> {
+    let first = run_script_with(o, &[])?;
+    let unknown =
+        unknown_xla_flags(&std::fs::read_to_string(o.dir.join(&first.stderr)).unwrap_or_default());
+    let dropped: Vec<String> = unknown
+        .iter()
+        .filter(|u| OPTIONAL_DUMP_FLAGS.contains(&u.as_str()))
+        .cloned()
+        .collect();
+    if dropped.is_empty() || dropped.len() != unknown.len() {
+        // Nothing of ours, or flags of the caller's too: the script's failure stands.
+        return Ok(first);
+    }
+    let _ = std::fs::rename(
+        o.dir.join(&first.stderr),
+        o.dir.join("script/stderr-first.txt"),
+    );
+    let mut again = run_script_with(o, &dropped)?;
+    again.dropped_xla_flags = dropped;
+    Ok(again)
+}
+
+fn run_script_with(o: &ScriptOptions, dropped: &[String]) -> Result<ScriptRun, String> {
     let sdir = o.dir.join("script");
     let dump = o.dir.join("dump");
     std::fs::create_dir_all(&sdir).map_err(|e| format!("{}: {e}", sdir.display()))?;
@@ -127,7 +184,7 @@ pub fn run_script(o: &ScriptOptions) -> Result<ScriptRun, String> {
         .unwrap_or_else(|| "repro.py".into());
     std::fs::copy(&script, sdir.join(&name)).map_err(|e| format!("{}: {e}", script.display()))?;
     let dump_abs = std::fs::canonicalize(&dump).unwrap_or(dump.clone());
-    let flags = script_xla_flags(&dump_abs, &o.xla_options);
+    let flags = script_xla_flags(&dump_abs, &o.xla_options, dropped);
     let stdout_path = sdir.join("stdout.txt");
     let stderr_path = sdir.join("stderr.txt");
     let out = std::fs::File::create(&stdout_path).map_err(|e| e.to_string())?;
@@ -154,7 +211,11 @@ pub fn run_script(o: &ScriptOptions) -> Result<ScriptRun, String> {
     // run.sh: the same run by hand, from the triage directory's copy.
     let rerun = format!(
         "#!/bin/sh\n# Runs the reporter's script again as hlo-diff triage ran it (dumping to ./dump-rerun).\ncd \"$(dirname \"$0\")\"\nXLA_FLAGS={} JAX_PLATFORMS={} JAX_ENABLE_COMPILATION_CACHE=false \\\n  {} {}{}\n",
-        shell_quote(&script_xla_flags(Path::new("dump-rerun"), &o.xla_options)),
+        shell_quote(&script_xla_flags(
+            Path::new("dump-rerun"),
+            &o.xla_options,
+            dropped
+        )),
         shell_quote(&o.platforms),
         shell_quote(&o.python.display().to_string()),
         shell_quote(&name),
@@ -229,6 +290,7 @@ pub fn run_script(o: &ScriptOptions) -> Result<ScriptRun, String> {
         jax_platforms: o.platforms.clone(),
         missing_module: missing_module(&stderr_text),
         stderr_tail,
+        dropped_xla_flags: Vec::new(),
     })
 }
 
@@ -391,11 +453,26 @@ mod tests {
         let f = script_xla_flags(
             Path::new("/d"),
             &[("xla_cpu_enable_fast_min_max".into(), "true".into())],
+            &[],
         );
         let dump = f.find("--xla_dump_to=/d").unwrap();
         let opt = f.find("--xla_cpu_enable_fast_min_max=true").unwrap();
         assert!(dump < opt, "{f}");
         assert!(f.contains("--xla_dump_hlo_snapshots"), "{f}");
+        let older = script_xla_flags(Path::new("/d"), &[], &["xla_dump_large_constants".into()]);
+        assert!(!older.contains("large_constants"), "{older}");
+        assert!(older.contains("--xla_dump_to=/d"), "{older}");
+    }
+
+    /// jaxlib 0.4.26 aborts at start on flags it does not know, naming them.
+    #[test]
+    fn unknown_flags_are_read_from_xlas_abort_line() {
+        let err = "2026-12-01 20:23:15.302926: F external/xla/xla/parse_flags_from_env.cc:225] Unknown flags in XLA_FLAGS: --xla_dump_large_constants  --xla_dump_hlo_snapshots --xla_dump_large_constants \nFatal Python error: Aborted\n";
+        assert_eq!(
+            unknown_xla_flags(err),
+            vec!["xla_dump_large_constants", "xla_dump_hlo_snapshots"]
+        );
+        assert!(unknown_xla_flags("Fatal Python error: Aborted").is_empty());
     }
 }
 
