@@ -203,6 +203,9 @@ fn print_result(r: &TriageResult) {
         ),
         None => println!("{name}: {} ({})", r.verdict, r.message),
     }
+    if let Some(rr) = &r.releases {
+        println!("  release range: {}", rr.conclusion);
+    }
 }
 
 /// One module of a script's run in `report.json`.

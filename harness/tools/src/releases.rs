@@ -574,8 +574,9 @@ pub struct ReleaseReport {
     pub target_from: String,
     /// Every release run, in the order they were tried.
     pub tried: Vec<ReleaseRun>,
-    /// `regression` (older good, newer bad), `fix` (older bad, newer good), `bad-throughout`,
-    /// `good-throughout`, or `undetermined`.
+    /// `regression` (older good, newer bad), `fix` (older bad, newer good), `appears` /
+    /// `disappears` (one end shows the failure, the other fails differently: the first / last
+    /// release showing it), `bad-throughout`, `good-throughout`, or `undetermined`.
     pub direction: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_good: Option<String>,
@@ -586,6 +587,12 @@ pub struct ReleaseReport {
     pub last_bad: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_good: Option<String>,
+    /// The release just before the first bad one (`appears`) or just after the last bad one
+    /// (`disappears`) when it does not show the failure but fails differently.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_without: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_without: Option<String>,
     /// Releases between the boundary's two sides that could not be judged (cannot run, fail
     /// differently): the transition may lie at any of them.
     pub unresolved: Vec<String>,
@@ -762,6 +769,8 @@ pub fn bisect_releases(
         first_bad: None,
         last_bad: None,
         first_good: None,
+        last_without: None,
+        first_without: None,
         unresolved: found.unresolved.clone(),
         assumption: "one transition in the range: the releases between two judged ones are \
                      assumed to follow the nearer judged state (not every release is run)"
@@ -771,13 +780,21 @@ pub fn bisect_releases(
     if let (Some(lo), Some(hi)) = (found.lo, found.hi) {
         let (a, b) = (releases[lo].text.clone(), releases[hi].text.clone());
         match found.direction.as_str() {
-            "regression" => {
-                report.last_good = Some(a);
+            "regression" | "appears" => {
                 report.first_bad = Some(b);
+                if report.run_of(&a).map(|t| t.state) == Some(State::Good) {
+                    report.last_good = Some(a);
+                } else {
+                    report.last_without = Some(a);
+                }
             }
-            "fix" => {
+            "fix" | "disappears" => {
                 report.last_bad = Some(a);
-                report.first_good = Some(b);
+                if report.run_of(&b).map(|t| t.state) == Some(State::Good) {
+                    report.first_good = Some(b);
+                } else {
+                    report.first_without = Some(b);
+                }
             }
             _ => {}
         }
@@ -1031,18 +1048,26 @@ impl Search<'_> {
         let (s_lo, s_hi) = (self.state(lo), self.state(hi));
         found.lo = Some(lo);
         found.hi = Some(hi);
-        if !s_lo.judged() || !s_hi.judged() {
-            found.direction = "undetermined".into();
-            found.note = Some(format!(
-                "the ends fail differently (jaxlib {}: {}, jaxlib {}: {}), so there is no \
-                 good/bad pair to search between",
-                self.releases[lo],
-                s_lo.name(),
-                self.releases[hi],
-                s_hi.name()
-            ));
-            return found;
-        }
+        // Strict: both ends judged (good and bad), and releases failing differently are
+        // stepped past. Loose: one end shows the failure and the other fails differently;
+        // then the search is for the first (or last) release that shows it, and every other
+        // state that runs counts as "without it".
+        let loose = match (s_lo, s_hi) {
+            (a, b) if a.judged() && b.judged() => false,
+            (State::Bad, State::FailsDifferently) | (State::FailsDifferently, State::Bad) => true,
+            _ => {
+                found.direction = "undetermined".into();
+                found.note = Some(format!(
+                    "neither end of the range shows the failure searched for (jaxlib {}: {}, \
+                     jaxlib {}: {})",
+                    self.releases[lo],
+                    s_lo.name(),
+                    self.releases[hi],
+                    s_hi.name()
+                ));
+                return found;
+            }
+        };
         if s_lo == s_hi {
             found.direction = if s_lo == State::Good {
                 "good-throughout"
@@ -1052,12 +1077,14 @@ impl Search<'_> {
             .into();
             return found;
         }
-        found.direction = if s_lo == State::Good {
-            "regression"
-        } else {
-            "fix"
+        found.direction = match (s_lo, loose) {
+            (State::Good, _) => "regression",
+            (State::Bad, false) => "fix",
+            (State::Bad, true) => "disappears",
+            _ => "appears",
         }
         .into();
+        let lo_bad = s_lo == State::Bad;
         let (mut lo, mut hi) = (lo, hi);
         while hi - lo > 1 {
             // The middle, or the nearest release around it that can be judged.
@@ -1067,7 +1094,7 @@ impl Search<'_> {
                 for c in [mid + d, mid.wrapping_sub(d)] {
                     if c > lo && c < hi {
                         let st = self.state(c);
-                        if st.judged() {
+                        if st.judged() || (loose && st != State::CannotRun) {
                             pick = Some((c, st));
                             break;
                         }
@@ -1078,7 +1105,7 @@ impl Search<'_> {
                 }
             }
             match pick {
-                Some((c, st)) if st == s_lo => lo = c,
+                Some((c, st)) if (st == State::Bad) == lo_bad => lo = c,
                 Some((c, _)) => hi = c,
                 None => break,
             }
@@ -1143,6 +1170,28 @@ fn conclude(r: &ReleaseReport, f: &Found) -> String {
             r.first_good.as_deref().unwrap_or("?"),
             r.last_bad.as_deref().unwrap_or("?"),
         ),
+        "appears" | "disappears" => {
+            let (lo, hi) = ends(f);
+            let other = |v: &str| {
+                r.run_of(v)
+                    .map(|t| match t.state {
+                        State::Good => "agrees with the oracle".to_string(),
+                        _ => format!("fails differently: {}", first_line(&t.detail)),
+                    })
+                    .unwrap_or_default()
+            };
+            if f.direction == "appears" {
+                format!(
+                    "First jaxlib release showing {sym}: {hi}; the release before it that was run, {lo}, {}. {assume}{unresolved}",
+                    other(&lo)
+                )
+            } else {
+                format!(
+                    "Last jaxlib release showing {sym}: {lo}; the next release that was run, {hi}, {}. {assume}{unresolved}",
+                    other(&hi)
+                )
+            }
+        }
         "bad-throughout" => {
             let (lo, hi) = ends(f);
             if lo == hi {
@@ -1326,6 +1375,14 @@ mod tests {
         assert_eq!(v[f.hi.unwrap()].text, "0.7.2");
         assert_eq!(f.unresolved, ["0.6.2 (fails-differently)"]);
         assert!(tried.contains(&"0.6.2".to_string()));
+        // One end fails differently: the first release showing the failure is searched for.
+        let (f, _) = search(&v, |r| match r {
+            "0.4.30" | "0.5.3" => (State::Bad, Some(crash.clone())),
+            _ => (State::Bad, Some(mismatch())),
+        });
+        assert_eq!(f.direction, "appears");
+        assert_eq!(v[f.lo.unwrap()].text, "0.5.3");
+        assert_eq!(v[f.hi.unwrap()].text, "0.6.2");
         // Nothing runs at all.
         let (f, _) = search(&v, |_| (State::CannotRun, None));
         assert_eq!(f.direction, "undetermined");
