@@ -16,7 +16,8 @@
 //!   in the same stage, and for a crash with the same signal);
 //! - `fails-differently`: another failure (a crash where a mismatch is searched for, ...);
 //! - `cannot-run`: its venv cannot be installed or started, or XLA cannot parse or convert the
-//!   module (an older parser does not know an op or attribute).
+//!   module (an older parser does not know an op or attribute), or its result cannot be judged
+//!   (the oracle cannot evaluate the module).
 //!
 //! The search assumes one transition. It judges the two ends first (the oldest and newest
 //! release that can run); when they agree, that is the answer and nothing between them is
@@ -925,6 +926,17 @@ fn try_release(
             tolerance: tol,
         })
         .verdict;
+    if v.kind == VerdictKind::Unsupported {
+        // XLA ran, but its result cannot be judged (the oracle cannot evaluate the module):
+        // neither good nor bad.
+        return done(
+            State::CannotRun,
+            format!("not judged: {}", first_line(&v.message)),
+            None,
+            Some(venv),
+            Some(v),
+        );
+    }
     let symptom = Symptom::of(&v);
     let detail = match &symptom {
         None => format!("{}: {}", v.kind.name(), first_line(&v.message)),
