@@ -5,6 +5,7 @@ use super::input::{load_inputs, load_module, parse_xla_options};
 use super::{print_json, Exit, Failure, Global};
 use engine::worker::{WorkerBackend, WorkerConfig, INSTALL_HINT};
 use tools::bisect::{bisect, BisectError, BisectOptions};
+use tools::releases::{bisect_releases, Release, ReleaseOptions, VenvCache};
 
 use std::path::PathBuf;
 
@@ -47,6 +48,89 @@ pub struct Args {
     /// Multiplies the comparator's default tolerances.
     #[arg(long, default_value_t = 1.0)]
     pub tolerance_scale: f64,
+    /// Release bisection instead of pass bisection: run the module on each jaxlib release of
+    /// `A..B` (the releases `pip index versions jaxlib` lists, inclusive) or of a comma list,
+    /// by binary search, and report the last good and first bad release.
+    #[arg(long, value_name = "A..B|A,B,...")]
+    pub releases: Option<String>,
+    /// Where each release's venv is kept (default: $HLO_DIFF_VENV_CACHE, else
+    /// ~/.cache/hlo-diff/venvs).
+    #[arg(long, value_name = "DIR")]
+    pub venv_cache: Option<PathBuf>,
+    /// Never install a release: those without a venv in the cache cannot run.
+    #[arg(long)]
+    pub no_install: bool,
+}
+
+/// The venv cache of `--releases`, creating venvs with the default Python's interpreter.
+pub fn venv_cache(dir: Option<&PathBuf>, no_install: bool, global: &Global) -> VenvCache {
+    let base = global
+        .python
+        .clone()
+        .unwrap_or_else(engine::worker::default_python);
+    let mut c = VenvCache::new(
+        dir.cloned()
+            .unwrap_or_else(tools::releases::default_cache_dir),
+        base,
+    );
+    c.install = !no_install;
+    c
+}
+
+/// The releases a `--releases` value names (a range is read from pip's list).
+pub fn release_list(spec: &str, cache: &VenvCache) -> Result<Vec<Release>, Failure> {
+    tools::releases::select(spec, || {
+        tools::releases::available_releases(&cache.base_python)
+    })
+    .map_err(Failure::bad_input)
+}
+
+/// Progress of a release bisection, on stderr (stdout keeps the report or the JSON).
+pub fn release_progress(line: &str) {
+    eprintln!("releases: {line}");
+}
+
+fn run_releases(
+    args: &Args,
+    spec: &str,
+    text: &str,
+    m: &hlo::Module,
+    inputs: &[hlo::Literal],
+    global: &Global,
+) -> Result<Exit, Failure> {
+    if args.backend != "xla-cpu" && args.backend != "xla-gpu" {
+        return Err(Failure::bad_input(format!(
+            "--backend {}: expected xla-cpu or xla-gpu",
+            args.backend
+        )));
+    }
+    let cache = venv_cache(args.venv_cache.as_ref(), args.no_install, global);
+    let releases = release_list(spec, &cache)?;
+    let opts = ReleaseOptions {
+        cache,
+        backend: args.backend.clone(),
+        run: engine::backend::RunOptions {
+            env_option_overrides: parse_xla_options(&args.xla_options)?,
+            ..Default::default()
+        },
+        tolerance_scale: args.tolerance_scale,
+        target: None,
+        target_from: String::new(),
+    };
+    let report = bisect_releases(text, m, inputs, &releases, &opts, &release_progress)
+        .map_err(|e| Failure::bad_input(e.to_string()))?;
+    let bug = report
+        .tried
+        .iter()
+        .any(|t| t.state == tools::releases::State::Bad);
+    if global.json {
+        print_json(&serde_json::json!({"bug": bug, "releases": report}));
+    } else if args.markdown {
+        print!("{}", report.markdown());
+    } else {
+        print!("{}", report.render());
+    }
+    Ok(if bug { Exit::BugFound } else { Exit::Clean })
 }
 
 /// `repro-bisect`'s own command line (the same options as `hlo-diff bisect`).
@@ -54,7 +138,7 @@ pub struct Args {
 #[command(
     name = "repro-bisect",
     version,
-    about = "Name the XLA pass that changed an HLO module's result"
+    about = "Name the XLA pass that changed an HLO module's result, or with --releases the jaxlib release"
 )]
 pub struct Standalone {
     #[command(flatten)]
@@ -84,6 +168,9 @@ pub fn xla_backend(name: &str, global: &Global) -> Result<WorkerBackend, Failure
 pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
     let (text, m) = load_module(&args.file)?;
     let inputs = load_inputs(&m, args.inputs.as_deref(), args.seed)?;
+    if let Some(spec) = &args.releases {
+        return run_releases(&args, spec, &text, &m, &inputs, global);
+    }
     let backend = xla_backend(&args.backend, global)?;
     let opts = BisectOptions {
         run: engine::backend::RunOptions {

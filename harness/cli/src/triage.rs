@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tools::minimize::{Case, Options};
 use tools::script::{InputsSource, ScriptOptions};
-use tools::triage::{Context, Session, TriageResult};
+use tools::triage::{Context, ReleasePlan, Session, TriageResult};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -58,6 +58,31 @@ pub struct Args {
     /// A script's time limit, seconds: then its process group is killed (the dump is kept).
     #[arg(long, default_value_t = 120)]
     pub script_timeout: u64,
+    /// Release-bisect each bug's minimized module over these jaxlib releases (`A..B` of the
+    /// releases pip lists, or a comma list): its report's "Release range" and report.json.
+    #[arg(long, value_name = "A..B|A,B,...")]
+    pub releases: Option<String>,
+    /// Where each release's venv is kept (default: $HLO_DIFF_VENV_CACHE, else
+    /// ~/.cache/hlo-diff/venvs).
+    #[arg(long, value_name = "DIR")]
+    pub venv_cache: Option<PathBuf>,
+    /// Never install a release: those without a venv in the cache cannot run.
+    #[arg(long)]
+    pub no_install: bool,
+}
+
+/// The release plan of `--releases` (checked before anything runs).
+fn release_plan(args: &Args, global: &Global) -> Result<Option<ReleasePlan>, Failure> {
+    let Some(spec) = &args.releases else {
+        return Ok(None);
+    };
+    let cache = super::bisect::venv_cache(args.venv_cache.as_ref(), args.no_install, global);
+    let releases = super::bisect::release_list(spec, &cache)?;
+    Ok(Some(ReleasePlan {
+        releases,
+        cache,
+        spec: spec.clone(),
+    }))
 }
 
 pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
@@ -101,6 +126,7 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
         let inputs = load_inputs(&m, args.inputs.as_deref(), args.seed)?;
         cases.push((name, Case { module: m, inputs }));
     }
+    let releases = release_plan(&args, global)?;
     let session = make_session(&args, global)?;
     let opts = options(&args);
     let ctx = Context {
@@ -108,6 +134,7 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
         repeat_clean: true,
         python: global.python.clone(),
         versions: cpu_version(),
+        releases,
         ..Context::default()
     };
     let mut results = Vec::new();
@@ -176,6 +203,9 @@ fn print_result(r: &TriageResult) {
         ),
         None => println!("{name}: {} ({})", r.verdict, r.message),
     }
+    if let Some(rr) = &r.releases {
+        println!("  release range: {}", rr.conclusion);
+    }
 }
 
 /// One module of a script's run in `report.json`.
@@ -232,6 +262,7 @@ fn run_script(args: Args, global: &Global) -> Result<Exit, Failure> {
         )));
     }
     let xla_options = super::input::parse_xla_options(&args.xla_options)?;
+    let releases = release_plan(&args, global)?;
     std::fs::create_dir_all(&args.out)
         .map_err(|e| Failure::bad_input(format!("{}: {e}", args.out.display())))?;
     eprintln!(
@@ -386,6 +417,7 @@ fn run_script(args: Args, global: &Global) -> Result<Exit, Failure> {
         };
         let instructions = m.instruction_count();
         let ctx = Context {
+            releases: releases.clone(),
             from_script: Some(sm.compiled()),
             repeat: args.repeat.unwrap_or(3),
             repeat_clean: false,
@@ -488,7 +520,10 @@ fn run_script(args: Args, global: &Global) -> Result<Exit, Failure> {
         "script": script_json,
         "pre_hlo": pre_hlo_reports,
         "versions": session.versions().into_iter().chain(versions.clone()).collect::<Vec<_>>(),
-        "release_range": "not determined: hlo-diff's bisector has no release mode yet",
+        "release_range": match &args.releases {
+            Some(spec) => format!("--releases {spec}: per bug, in modules[].releases"),
+            None => "not asked (--releases A..B)".to_string(),
+        },
         "modules": reports,
         "elapsed_ms": start.elapsed().as_millis() as u64,
     });

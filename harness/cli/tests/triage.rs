@@ -345,3 +345,146 @@ fn triage_repeat_counts_fresh_processes_that_disagree() {
     assert_eq!(r["runs"], 2, "{v}");
     assert_eq!(r["disagree_with_oracle"], 2, "{v}");
 }
+
+/// The jaxlib release of the project's Python (the one the default backends run).
+fn pinned_jaxlib() -> String {
+    let o = Command::new(test_support::python())
+        .args([
+            "-c",
+            "import importlib.metadata as m; print(m.version('jaxlib'))",
+        ])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+/// `repro-bisect --releases`: `--json` has a `releases` object, `--markdown` the section
+/// triage includes, text the table; a release pip lacks is "cannot-run"; the pinned release
+/// runs with the project's Python (no venv), in a private venv cache.
+#[test]
+fn repro_bisect_releases_reports_json_markdown_and_cannot_run() {
+    if !need_xla() {
+        return;
+    }
+    assert_xla_rewrites_log_exp();
+    let d = tempfile::tempdir().unwrap();
+    let (m, ins) = write_case(d.path());
+    let cache = d.path().join("venvs");
+    let pinned = pinned_jaxlib();
+    let list = format!("{pinned},0.0.1");
+    let args = |extra: &str| {
+        let mut a = vec![
+            m.clone(),
+            "--inputs".into(),
+            ins.clone(),
+            "--releases".into(),
+            list.clone(),
+            "--venv-cache".into(),
+            cache.display().to_string(),
+        ];
+        if !extra.is_empty() {
+            a.push(extra.into());
+        }
+        a
+    };
+    let o = Command::new(env!("CARGO_BIN_EXE_repro-bisect"))
+        .args(args("--json"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = &v["releases"];
+    assert_eq!(
+        r["candidates"],
+        serde_json::json!(["0.0.1", pinned]),
+        "{}",
+        text(&o)
+    );
+    let state = |rel: &str| {
+        r["tried"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["release"] == rel)
+            .map(|t| t["state"].as_str().unwrap().to_string())
+    };
+    assert_eq!(
+        state("0.0.1").as_deref(),
+        Some("cannot-run"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(state(&pinned).as_deref(), Some("bad"), "{}", text(&o));
+    assert_eq!(r["target"]["kind"], "mismatch");
+    assert_eq!(r["direction"], "bad-throughout");
+    assert!(
+        r["first_bad"].is_null() && r["last_good"].is_null(),
+        "{}",
+        text(&o)
+    );
+
+    let o = Command::new(env!("CARGO_BIN_EXE_repro-bisect"))
+        .args(args("--markdown"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let md = String::from_utf8_lossy(&o.stdout);
+    for needle in [
+        "## Release range (xla-cpu)",
+        "| 0.0.1 | cannot-run | cannot install",
+        &format!("| {pinned} | bad |"),
+    ] {
+        assert!(md.contains(needle), "markdown lacks {needle}:\n{md}");
+    }
+
+    // Bad input: a malformed release list is exit 2, before anything runs.
+    let o = Command::new(env!("CARGO_BIN_EXE_repro-bisect"))
+        .args([&m, "--releases", "0.4.x"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("not a jaxlib release number"),
+        "{}",
+        text(&o)
+    );
+}
+
+/// `triage --releases` fills report.md's "Release range" and the module's `releases` in the
+/// JSON, searching for the failure the triaged jaxlib shows.
+#[test]
+fn triage_releases_fill_the_report() {
+    if !need_xla() {
+        return;
+    }
+    assert_xla_rewrites_log_exp();
+    let d = tempfile::tempdir().unwrap();
+    let (m, ins) = write_case(d.path());
+    let pinned = pinned_jaxlib();
+    let out = d.path().join("triage");
+    let o = hlo_diff(&[
+        "triage",
+        &m,
+        "--inputs",
+        &ins,
+        "--out",
+        out.to_str().unwrap(),
+        "--releases",
+        &format!("0.0.1,{pinned}"),
+        "--venv-cache",
+        d.path().join("venvs").to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = &v["modules"][0]["releases"];
+    assert_eq!(
+        r["target_from"],
+        format!("as the triaged jaxlib {pinned} shows it")
+    );
+    assert_eq!(r["tried"].as_array().map(Vec::len), Some(2), "{}", text(&o));
+    let report = std::fs::read_to_string(v["modules"][0]["report"].as_str().unwrap()).unwrap();
+    assert!(report.contains("## Release range (xla-cpu)"), "{report}");
+    assert!(report.contains("| 0.0.1 | cannot-run |"), "{report}");
+    assert!(!report.contains("no release mode"), "{report}");
+}

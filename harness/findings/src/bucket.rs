@@ -426,6 +426,9 @@ pub struct KnownRef {
     pub title: String,
     pub status: crate::registry::Status,
     pub upstream: String,
+    /// The entry's release range (`releases` in its TOML), when it has one.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub releases: String,
 }
 
 impl BucketView {
@@ -477,6 +480,7 @@ pub fn group(
                     title: e.title.clone(),
                     status: e.status,
                     upstream: e.upstream.clone(),
+                    releases: e.releases.clone(),
                 });
             let seen_before = history.get(&rec.bucket_id).cloned();
             BucketView {

@@ -85,6 +85,11 @@ pub struct Entry {
     /// give a finding: for bugs in reading text that hlo-diff's printer avoids).
     #[serde(default)]
     pub check: Option<String>,
+    /// The jaxlib releases that show the bug, as `repro-bisect --releases` found it on the
+    /// regression module (e.g. `first bad 0.9.2 (last good 0.8.3)`, `present in every release
+    /// tried (0.4.30 .. 0.10.2)`), with the range searched. Empty: not release-bisected.
+    #[serde(default)]
+    pub releases: String,
     #[serde(rename = "match")]
     pub matcher: Matcher,
 }

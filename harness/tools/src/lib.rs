@@ -2,7 +2,7 @@
 //!
 //! [`campaign`] (the fuzz loop and the libFuzzer entry), [`minimize`] (one delta loop, one file
 //! per reduction kind), [`bisect`] (the pass bisector), [`triage`] (bug-report triage),
-//! [`disable`] (the disable-pass search), [`isolate`] (kernel isolation below HLO), [`repeat`] (fresh-process reruns) and [`fuzzing`]
+//! [`disable`] (the disable-pass search), [`isolate`] (kernel isolation below HLO), [`releases`] (release bisection over jaxlib releases), [`repeat`] (fresh-process reruns) and [`fuzzing`]
 //! (the oracle's fuzz body).
 
 pub mod bisect;
@@ -11,6 +11,7 @@ pub mod disable;
 pub mod fuzzing;
 pub mod isolate;
 pub mod minimize;
+pub mod releases;
 pub mod repeat;
 pub mod script;
 pub mod triage;

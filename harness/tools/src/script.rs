@@ -700,7 +700,9 @@ pub fn write_pre_hlo_report(
         if hang { "hang" } else { "crash" }
     );
     s.push_str(
-        "## Release range\n\nNot determined: hlo-diff's bisector has no release mode yet.\n\n",
+        "## Release range\n\nNot determined: XLA died before writing any HLO of this module, so \
+         there is no HLO module to run on other releases (`--releases` bisects HLO modules); run \
+         the script with `--python` of another jaxlib release to compare.\n\n",
     );
     let _ = writeln!(s, "## Fresh-process reproduction\n\n- {reproduced}\n");
     let _ = writeln!(

@@ -8,6 +8,7 @@
 use crate::bisect::{bisect, BisectOptions, BisectReport};
 use crate::minimize::predicate::{Observation, Runner, Target};
 use crate::minimize::{self, Case, Options, Stats};
+use crate::releases::{bisect_releases, ReleaseOptions, ReleaseReport, Symptom};
 use engine::backend::{Backend, RunOptions};
 use engine::worker::WorkerBackend;
 use findings::repro::{write_repro_dir, Repro, ReproFiles};
@@ -124,6 +125,17 @@ pub struct Context {
     pub original_files: Vec<std::path::PathBuf>,
     /// Commands that reproduce from Python (the script's `run.sh`), for the report.
     pub python_repro: Option<String>,
+    /// `--releases`: release-bisect each bug's minimized module over these jaxlib releases.
+    pub releases: Option<ReleasePlan>,
+}
+
+/// The releases a triage bisects each bug over, and where their venvs are.
+#[derive(Clone, Debug)]
+pub struct ReleasePlan {
+    pub releases: Vec<crate::releases::Release>,
+    pub cache: crate::releases::VenvCache,
+    /// The `--releases` value as given (for the report's reproduce command).
+    pub spec: String,
 }
 
 /// A minimization's result.
@@ -294,6 +306,9 @@ pub struct TriageResult {
     /// crash stage (bugs only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub culprit_summary: Option<String>,
+    /// The release bisection of the minimized module (`--releases`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub releases: Option<ReleaseReport>,
     /// Wall-clock time of this module's triage.
     pub elapsed_ms: u64,
 }
@@ -323,6 +338,7 @@ impl TriageResult {
             title: None,
             reproduced: None,
             culprit_summary: None,
+            releases: None,
             elapsed_ms: elapsed.as_millis() as u64,
         }
     }
@@ -401,6 +417,10 @@ pub struct IssueExtras<'a> {
     pub repeat: &'a [crate::repeat::Repeats],
     /// Where the culprit is, in one line (pass with masking, below HLO, crash stage).
     pub culprit_line: Option<String>,
+    /// The release bisection (`--releases`), or why there is none.
+    pub releases: Option<&'a ReleaseReport>,
+    /// Why there is no release bisection when `releases` is `None`.
+    pub releases_note: Option<String>,
 }
 
 /// The markdown of an upstream issue.
@@ -516,10 +536,20 @@ pub fn issue_markdown(
             "Not bisected over passes (the finding is not a value mismatch on XLA, or bisection failed).\n\n",
         ),
     }
-    s.push_str(
-        "## Release range\n\nNot determined: hlo-diff's bisector has no release mode yet \
-         (run the reproduction below with `--python` pointing at other jaxlib releases).\n\n",
-    );
+    match x.releases {
+        Some(rr) => s.push_str(&rr.markdown()),
+        None => {
+            let _ = writeln!(
+                s,
+                "## Release range\n\nNot determined: {}.\n",
+                x.releases_note.as_deref().unwrap_or(
+                    "not asked (`hlo-diff triage ... --releases A..B`, or `repro-bisect \
+                     module.hlo --inputs inputs.txt --releases A..B` from this directory, \
+                     release-bisects it)"
+                )
+            );
+        }
+    }
     s.push_str("## Fresh-process reproduction\n\n");
     if x.repeat.is_empty() {
         s.push_str("Not rerun in fresh processes (`--repeat N` does).\n\n");
@@ -734,6 +764,10 @@ pub fn triage(
         }
     }
     let repeat = fresh_repeats(session, &m.case, ctx.repeat, ctx.python.clone());
+    let (releases, releases_note) = match &ctx.releases {
+        Some(plan) => release_range(session, &m, plan),
+        None => (None, None),
+    };
     let mut repro = repro_of(&m, session, bisect_report.as_ref());
     repro.versions.extend(ctx.versions.iter().cloned());
     let culprit = bisect_report
@@ -776,6 +810,8 @@ pub fn triage(
         context: Some(ctx),
         repeat: &repeat,
         culprit_line: culprit_line(shown, bisect_report.as_ref()),
+        releases: releases.as_ref(),
+        releases_note,
     };
     let report_path = out.join("report.md");
     std::fs::write(
@@ -799,6 +835,62 @@ pub fn triage(
         title: Some(title),
         reproduced,
         culprit_summary,
+        releases,
         elapsed_ms: start.elapsed().as_millis() as u64,
     })
+}
+
+/// The release bisection of a bug's minimized module: the failure searched for is the one the
+/// session's jaxlib shows (the minimized verdict's symptom).
+fn release_range(
+    session: &Session,
+    m: &Minimized,
+    plan: &ReleasePlan,
+) -> (Option<ReleaseReport>, Option<String>) {
+    let v = &m.last.verdict;
+    let Some(target) = Symptom::of(v) else {
+        return (
+            None,
+            Some(format!(
+                "the minimized module shows no failure ({})",
+                v.kind.name()
+            )),
+        );
+    };
+    let backend = v.backend.clone().unwrap_or_else(|| "xla-cpu".into());
+    if backend != "xla-cpu" && backend != "xla-gpu" {
+        return (
+            None,
+            Some(format!(
+                "the failing backend `{backend}` has no jaxlib releases"
+            )),
+        );
+    }
+    let jaxlib = session
+        .versions()
+        .into_iter()
+        .find(|(k, _)| k == "jaxlib")
+        .map(|(_, v)| v)
+        .unwrap_or_else(|| "?".into());
+    let opts = ReleaseOptions {
+        cache: plan.cache.clone(),
+        backend,
+        run: session.opts.clone(),
+        tolerance_scale: session.tolerance_scale,
+        target: Some(target),
+        target_from: format!("as the triaged jaxlib {jaxlib} shows it"),
+    };
+    let text = hlo::print::module_to_string(&m.case.module);
+    let progress = |l: &str| eprintln!("releases: {l}");
+    match bisect_releases(
+        &text,
+        &m.case.module,
+        &m.case.inputs,
+        &plan.releases,
+        &opts,
+        &progress,
+    ) {
+        Ok(r) => (Some(r), None),
+        Err(e) => (None, Some(format!("release bisection failed: {e}"))),
+    }
 }

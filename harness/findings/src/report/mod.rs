@@ -17,7 +17,7 @@
 //! findings_by_kind {kind: distinct findings}
 //! occurrences_by_kind {kind: occurrences}
 //! findings_by_op  {op: distinct mismatch/nondeterministic findings whose pattern has it}
-//! buckets         [{id, new, title, known: {id, title, status, upstream} | null, seen_before,
+//! buckets         [{id, new, title, known: {id, title, status, upstream, releases?} | null, seen_before,
 //!                   not_reproduced, count, findings, repro, instructions, examples, signature}]
 //!                  NEW first; `not_reproduced`: its findings showed no bug run alone (never
 //!                  NEW, never claimed by the registry)
