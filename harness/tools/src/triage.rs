@@ -692,6 +692,7 @@ pub fn triage(
     let runner = session.runner();
     let before = case.module.instruction_count();
     let clean_case = (ctx.repeat_clean && ctx.repeat > 0).then(|| case.clone());
+    let dumped_case = (!ctx.original_files.is_empty()).then(|| case.clone());
     let first = if let Some(compiled) = ctx.from_script {
         let o = runner.observe(&case);
         if o.verdict.kind == VerdictKind::Rejected {
@@ -732,6 +733,11 @@ pub fn triage(
                     " (the dump elides large constants: re-dump with \
                      --xla_dump_large_constants=true)",
                 );
+            }
+            if let Some(c) = &dumped_case {
+                if let Some(note) = compiled_differently(session, c, &ctx.original_files) {
+                    message.push_str(&note);
+                }
             }
             let repeat = clean_case
                 .map(|c| fresh_repeats(session, &c, ctx.repeat, ctx.python.clone()))
@@ -840,6 +846,68 @@ pub fn triage(
     })
 }
 
+/// The library calls and custom fusion kinds of an optimized module's text
+/// (`custom_call_target="..."`, `"kind":"__..."`).
+pub fn library_calls(optimized: &str) -> std::collections::BTreeSet<String> {
+    let mut out = std::collections::BTreeSet::new();
+    for (key, close) in [("custom_call_target=\"", '"'), ("\"kind\":\"__", '"')] {
+        let mut rest = optimized;
+        while let Some(at) = rest.find(key) {
+            rest = &rest[at + key.len()..];
+            let end = rest.find(close).unwrap_or(rest.len());
+            let name = if key.starts_with('"') {
+                format!("__{}", &rest[..end])
+            } else {
+                rest[..end].to_string()
+            };
+            out.insert(name);
+        }
+    }
+    out
+}
+
+/// When the script's own dump shows XLA calling libraries (`__onednn$softmax`, ...) that the
+/// re-run of the same module does not, a note saying so: hlo-diff re-runs a dumped module
+/// through HLO -> MLIR -> HLO, whose canonicalizer folds reshape/broadcast chains that some
+/// rewrites match on, so "XLA agrees" here does not clear what the script computed.
+fn compiled_differently(
+    session: &Session,
+    case: &Case,
+    original: &[std::path::PathBuf],
+) -> Option<String> {
+    let theirs = original.iter().find(|f| {
+        f.file_name()
+            .is_some_and(|n| n.to_string_lossy().ends_with("after_optimizations.txt"))
+    })?;
+    let theirs = library_calls(&std::fs::read_to_string(theirs).ok()?);
+    if theirs.is_empty() {
+        return None;
+    }
+    let w = session.workers.first()?;
+    let opts = RunOptions {
+        return_optimized_hlo: true,
+        ..session.opts.clone()
+    };
+    let text = hlo::print::module_to_string(&case.module);
+    let ours = w.run(&text, &case.inputs, &opts);
+    let ours = library_calls(ours.as_ok()?.optimized_hlo.as_deref()?);
+    let missing: Vec<&String> = theirs.difference(&ours).collect();
+    if missing.is_empty() {
+        return None;
+    }
+    Some(format!(
+        ". Not cleared: when the script ran, XLA compiled this module with {}, which the re-run \
+         does not use (hlo-diff re-runs a dumped module through HLO -> MLIR -> HLO, whose \
+         canonicalizer can undo the pattern a rewrite matches); compare the script's output \
+         with and without that rewrite instead",
+        missing
+            .iter()
+            .map(|m| format!("`{m}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ))
+}
+
 /// The release bisection of a bug's minimized module: the failure searched for is the one the
 /// session's jaxlib shows (the minimized verdict's symptom).
 fn release_range(
@@ -892,5 +960,23 @@ fn release_range(
     ) {
         Ok(r) => (Some(r), None),
         Err(e) => (None, Some(format!("release bisection failed: {e}"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Lines of real `cpu_after_optimizations` dumps: jaxlib 0.4.26 (jax.nn.softmax over axis 0,
+    /// jax-ml/jax#20856) and 0.10.2 (the maximum reduction of
+    /// corpora/regressions/xla_bucket_reduce_max_nan_large.hlo in a YNNPACK fusion).
+    #[test]
+    fn library_calls_name_custom_call_targets_and_custom_fusion_kinds() {
+        let old = r#"  ROOT custom-call = f32[3,1,1]{2,1,0} custom-call(Arg_0.1), custom_call_target="__onednn$softmax", metadata={op_name="jit(f)/jit(main)/div"}"#;
+        let new = r#"  ROOT %ynn_fusion = f32[] fusion(%p.1), kind=kCustom, calls=%fused_computation, metadata={op_name="r"}, backend_config={"outer_dimension_partitions":[],"fusion_config":{"kind":"__ynn_fusion"}}"#;
+        let calls = super::library_calls(&format!("{old}\n{new}\n"));
+        assert_eq!(
+            calls.into_iter().collect::<Vec<_>>(),
+            vec!["__onednn$softmax".to_string(), "__ynn_fusion".to_string()]
+        );
+        assert!(super::library_calls("  ROOT a = f32[] add(x, y)\n").is_empty());
     }
 }
