@@ -233,8 +233,10 @@ pub fn verify(case: &Case) -> Result<(), String> {
     }
 }
 
-/// A reducer (of `reduce`, `reduce-window`, `scatter`, `select-and-scatter`, `all-reduce`,
-/// `reduce-scatter`) whose result `k` uses its accumulator `k` without the element `k`, or the
+/// A reducer (of `reduce`, `reduce-window`, `select-and-scatter`, `all-reduce`,
+/// `reduce-scatter`; not `scatter`, whose `(a, b) -> b` is jax's `.at[].set()` and only
+/// order-dependent where indices collide) whose result `k` uses its accumulator `k` without
+/// the element `k`, or the
 /// other way round: `reduce(x, 0), to_apply=(a, b) -> a` is defined only up to the order the
 /// elements are visited in (XLA requires reducers to be commutative and associative), so XLA
 /// and the oracle may both be right and disagree. Edits inside reducers make such computations
@@ -245,9 +247,7 @@ pub fn order_dependent_reducer(m: &hlo::Module) -> Option<String> {
     for c in &m.computations {
         for i in &c.instructions {
             let key = match i.opcode {
-                O::Reduce | O::ReduceWindow | O::Scatter | O::AllReduce | O::ReduceScatter => {
-                    "to_apply"
-                }
+                O::Reduce | O::ReduceWindow | O::AllReduce | O::ReduceScatter => "to_apply",
                 O::SelectAndScatter => "scatter",
                 _ => continue,
             };
