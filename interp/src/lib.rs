@@ -21,6 +21,7 @@ mod fft;
 pub mod host;
 mod linalg;
 mod reduce;
+pub use reduce::simple_binop;
 mod rng;
 mod scalar_prog;
 mod shape_ops;

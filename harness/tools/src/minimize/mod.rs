@@ -241,7 +241,9 @@ pub fn verify(case: &Case) -> Result<(), String> {
 /// elements are visited in (XLA requires reducers to be commutative and associative), so XLA
 /// and the oracle may both be right and disagree. Edits inside reducers make such computations
 /// (`xor(a, b)` reduced to `a`); a candidate with one is no repro. A result that uses neither
-/// (a constant) is order-free.
+/// (a constant) is refused too: XLA takes the init value to be the reducer's identity and
+/// drops a reduce over a dimension of size 1 (`algsimp`), which no constant reducer allows
+/// (a minimized jax module "found" exactly that).
 pub fn order_dependent_reducer(m: &hlo::Module) -> Option<String> {
     use hlo::Opcode as O;
     for c in &m.computations {
@@ -254,6 +256,9 @@ pub fn order_dependent_reducer(m: &hlo::Module) -> Option<String> {
             let Some(hlo::Attr::Comp(f)) = i.attr(key) else {
                 continue;
             };
+            if let Some(e) = non_identity_init(m, c, i, *f) {
+                return Some(e);
+            }
             let Some(r) = m.computations.get(*f) else {
                 continue;
             };
@@ -274,15 +279,16 @@ pub fn order_dependent_reducer(m: &hlo::Module) -> Option<String> {
             for (k, &res) in results.iter().enumerate() {
                 let uses = parameters_used(r, res);
                 let (acc, elem) = (uses.contains(&k), uses.contains(&(n + k)));
-                if acc != elem {
+                if !(acc && elem) {
                     return Some(format!(
-                        "{}: result {k} of reducer {} uses {} only (order-dependent)",
+                        "{}: result {k} of reducer {} uses {} (order-dependent, or no init value \
+                         is its identity)",
                         i.name,
                         r.name,
-                        if acc {
-                            "the accumulator"
-                        } else {
-                            "the element"
+                        match (acc, elem) {
+                            (true, _) => "the accumulator only",
+                            (_, true) => "the element only",
+                            _ => "neither operand",
                         }
                     ));
                 }
@@ -290,6 +296,75 @@ pub fn order_dependent_reducer(m: &hlo::Module) -> Option<String> {
         }
     }
     None
+}
+
+/// A `reduce` or `reduce-window` of one operand whose reducer is one binary op and whose init
+/// value is a constant that is not that op's identity (`multiply` from 0): XLA assumes the
+/// identity (it may apply the init value any number of times, and algsimp drops a reduce over
+/// a dimension of size 1), so such a module has no one right result. Edits of constants make
+/// them; generated and jax modules use identities.
+fn non_identity_init(
+    m: &hlo::Module,
+    c: &hlo::Computation,
+    i: &hlo::Instruction,
+    reducer: hlo::CompId,
+) -> Option<String> {
+    use hlo::{Opcode as O, Scalar};
+    if !matches!(i.opcode, O::Reduce | O::ReduceWindow) || i.operands.len() != 2 {
+        return None;
+    }
+    let (op, _) = interp::simple_binop(m, reducer)?;
+    let init = c.instructions.get(i.operands[1])?;
+    let Some(hlo::Constant::Literal(hlo::Literal::Array(a))) = &init.constant else {
+        return None;
+    };
+    if a.len() != 1 {
+        return None;
+    }
+    let v = a.get(0);
+    let identity = match (op, v) {
+        (O::Add | O::Or | O::Xor, Scalar::Pred(b)) => !b,
+        (O::Add | O::Or | O::Xor, Scalar::C(re, im)) => re == 0.0 && im == 0.0,
+        (O::Add | O::Or | O::Xor, x) => x.to_f64() == 0.0,
+        (O::Multiply, Scalar::C(re, im)) => re == 1.0 && im == 0.0,
+        (O::Multiply, x) => x.to_f64() == 1.0,
+        (O::And, Scalar::Pred(b)) => b,
+        (O::And, Scalar::S(x)) => x == -1,
+        (O::And, Scalar::U(x)) => x == u64::MAX >> (64 - a.ty.bit_width().clamp(1, 64)),
+        // The lowest (highest) value of the type, or -inf (inf): checked on the value alone,
+        // so a max from anything at or below every element the type holds is accepted.
+        (O::Maximum, Scalar::F(x)) => x == f64::NEG_INFINITY || x <= -lowest_finite_bound(a.ty),
+        (O::Minimum, Scalar::F(x)) => x == f64::INFINITY || x >= lowest_finite_bound(a.ty),
+        (O::Maximum, Scalar::S(x)) => x == i64::MIN >> (64 - a.ty.bit_width().clamp(1, 64)),
+        (O::Minimum, Scalar::S(x)) => x == i64::MAX >> (64 - a.ty.bit_width().clamp(1, 64)),
+        (O::Maximum, Scalar::U(x)) => x == 0,
+        (O::Minimum, Scalar::U(x)) => x == u64::MAX >> (64 - a.ty.bit_width().clamp(1, 64)),
+        (O::Maximum, Scalar::Pred(b)) => !b,
+        (O::Minimum, Scalar::Pred(b)) => b,
+        _ => return None,
+    };
+    (!identity).then(|| {
+        format!(
+            "{}: init value {} is not the identity of its reducer's {} (XLA assumes it is)",
+            i.name,
+            init.name,
+            op.name()
+        )
+    })
+}
+
+/// The largest finite magnitude of float type `t` (f64's for the types with infinities, whose
+/// identities are the infinities anyway).
+fn lowest_finite_bound(t: hlo::PrimitiveType) -> f64 {
+    use hlo::PrimitiveType as T;
+    match t {
+        T::F8E4M3FN => 448.0,
+        T::F8E4M3FNUZ => 240.0,
+        T::F8E5M2FNUZ => 57344.0,
+        T::F8E4M3B11FNUZ => 30.0,
+        T::F4E2M1FN => 6.0,
+        _ => f64::MAX,
+    }
 }
 
 /// The parameter numbers of computation `c` that instruction `at` depends on (a call's result
@@ -476,8 +551,32 @@ mod tests {
         hlo::parse::parse_module(&text).unwrap()
     }
 
+    fn f32_reduce(op: &str, init: &str) -> hlo::Module {
+        let text = format!(
+            "HloModule r\n\n%f (a: f32[], b: f32[]) -> f32[] {{\n  %a = f32[] parameter(0)\n  %b = f32[] parameter(1)\n  ROOT %k = f32[] {op}(%a, %b)\n}}\n\nENTRY %main (x: f32[4]) -> f32[] {{\n  %x = f32[4] parameter(0)\n  %z = f32[] constant({init})\n  ROOT %r = f32[] reduce(%x, %z), dimensions={{0}}, to_apply=%f\n}}\n"
+        );
+        hlo::parse::parse_module(&text).unwrap()
+    }
+
+    /// A product from 0 (a minimized constant) has no one right result: XLA assumes the init
+    /// value is the reducer's identity.
     #[test]
-    fn a_reducer_that_keeps_one_side_is_order_dependent_and_others_are_not() {
+    fn an_init_value_that_is_not_the_reducers_identity_is_refused() {
+        assert!(order_dependent_reducer(&f32_reduce("multiply", "0"))
+            .unwrap()
+            .contains("identity"));
+        assert_eq!(order_dependent_reducer(&f32_reduce("multiply", "1")), None);
+        assert_eq!(order_dependent_reducer(&f32_reduce("add", "-0")), None);
+        assert_eq!(
+            order_dependent_reducer(&f32_reduce("maximum", "-inf")),
+            None
+        );
+        assert!(order_dependent_reducer(&f32_reduce("maximum", "0")).is_some());
+        assert_eq!(order_dependent_reducer(&f32_reduce("minimum", "inf")), None);
+    }
+
+    #[test]
+    fn a_reducer_result_must_use_both_its_accumulator_and_its_element() {
         // xor(a, b) edited down to `a`: the result is whichever element is visited first.
         let kept = reduce_with("  ROOT %k = u64[] copy(%a)\n");
         let e = order_dependent_reducer(&kept).expect("order-dependent");
@@ -487,6 +586,8 @@ mod tests {
         let both = reduce_with("  ROOT %k = u64[] xor(%a, %b)\n");
         assert_eq!(order_dependent_reducer(&both), None);
         let constant = reduce_with("  ROOT %k = u64[] constant(7)\n");
-        assert_eq!(order_dependent_reducer(&constant), None);
+        assert!(order_dependent_reducer(&constant)
+            .unwrap()
+            .contains("neither"));
     }
 }
