@@ -14,3 +14,4 @@ pub mod minimize;
 pub mod repeat;
 pub mod script;
 pub mod triage;
+pub mod xla_coverage;
