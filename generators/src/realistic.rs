@@ -16,7 +16,12 @@
 //! - broadcast-multiply-reduce (what `einsum` and `vmap(matvec)` lower to);
 //! - elementwise chains over 10^4 elements and more;
 //! - convolutions with realistic feature counts (NHWC/NCHW, 3x3, strides, SAME padding);
-//! - sorts of long rows (also `argsort`: keys with an `iota`).
+//! - sorts of long rows (also `argsort`: keys with an `iota`);
+//! - max and sum pooling (`reduce-window` over NHWC);
+//! - `rfft`/`fft` of rows, `top_k` values, and a Cholesky solve (`cholesky` of a positive
+//!   definite matrix, then `triangular-solve`): the ops XLA CPU hands to library calls. Their
+//!   inputs are made finite and moderate first (`sanitize`), since what a library does with
+//!   NaN, infinities or an indefinite matrix is implementation-defined.
 
 use crate::gen::{product, Comp, Gen};
 use crate::ops::{arr, identity, ints, reducer, Red};
@@ -30,14 +35,18 @@ const REAL_INTS: [PrimitiveType; 3] = [S32, S8, U8];
 /// Builds one pattern in the entry computation `c`; its result value, or `None` when the
 /// configuration allows none (no usable type).
 pub(crate) fn pattern(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
-    let weights = [25, 25, 20, 15, 8, 7];
+    let weights = [22, 22, 16, 12, 8, 6, 6, 5, 5, 3];
     match g.weighted(&weights)? {
         0 => batched_dot(g, c),
         1 => axis_reduce(g, c),
         2 => broadcast_multiply_reduce(g, c),
         3 => elementwise_chain(g, c),
         4 => convolution(g, c),
-        _ => long_sort(g, c),
+        5 => long_sort(g, c),
+        6 => pooling(g, c),
+        7 => fft(g, c),
+        8 => top_k(g, c),
+        _ => linear_solve(g, c),
     }
 }
 
@@ -549,4 +558,222 @@ fn long_sort(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
     );
     let _keys = g.gte(c, t, 0);
     Some(g.gte(c, t, 1))
+}
+
+/// `x` made finite and moderate: NaN and infinities become 0, the rest is clamped to
+/// `[-bound, bound]`, and -0 becomes +0.
+fn sanitize(g: &mut Gen, c: &mut Comp, x: InstrId, ty: PrimitiveType, dims: &[i64], bound: f64) -> InstrId {
+    let shape = arr(ty, dims.to_vec());
+    let lo = scalar_const(g, c, ty, -bound);
+    let lob = broadcast(g, c, lo, ty, dims, &[]);
+    let hi = scalar_const(g, c, ty, bound);
+    let hib = broadcast(g, c, hi, ty, dims, &[]);
+    let cl = g.add(c, Opcode::Clamp, shape.clone(), vec![lob, x, hib], vec![]);
+    let fin = g.add(c, Opcode::IsFinite, arr(Pred, dims.to_vec()), vec![x], vec![]);
+    let z = scalar_const(g, c, ty, 0.0);
+    let zb = broadcast(g, c, z, ty, dims, &[]);
+    let sel = g.add(c, Opcode::Select, shape.clone(), vec![fin, cl, zb], vec![]);
+    g.add(c, Opcode::Add, shape, vec![sel, zb], vec![])
+}
+
+/// Max or sum pooling over the spatial axes of an NHWC array (2x2 or 3x3 windows, strides
+/// 1-2), of the array or of `max(a, b)` (a ReLU-like input).
+fn pooling(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
+    let ty = real_type(g, true)?;
+    let mut d = vec![
+        extent(g, 1, 8),
+        extent(g, 4, 64),
+        extent(g, 4, 64),
+        g.pick(&[1i64, 3, 8, 16, 32, 64]),
+    ];
+    let k = g.range(2, 3);
+    let stride = g.range(1, 2).max(if g.coin(60) { k } else { 1 });
+    let max_el = g.cfg.max_elements.max(1);
+    let max_work = g.cfg.max_work.max(1);
+    if !shrink(&mut d, |d| product(d) <= max_el && product(d) * (k * k) as u64 <= max_work) {
+        return None;
+    }
+    let a = input(g, c, ty, &d);
+    let x = if g.coin(40) {
+        let b = input(g, c, ty, &d);
+        g.add(c, Opcode::Maximum, arr(ty, d.clone()), vec![a, b], vec![])
+    } else {
+        a
+    };
+    let same = g.coin(30);
+    let mut w = Window::default();
+    let mut out = Vec::new();
+    for (i, &n) in d.iter().enumerate() {
+        let spatial = i == 1 || i == 2;
+        let (size, st, lo, hi) = if spatial {
+            if same {
+                (k, stride, (k - 1) / 2, k / 2)
+            } else {
+                (k.min(n), stride, 0, 0)
+            }
+        } else {
+            (1, 1, 0, 0)
+        };
+        let padded = n + lo + hi;
+        out.push(if padded < size { 0 } else { (padded - size) / st + 1 });
+        w.dims.push(WindowDim {
+            size,
+            stride: st,
+            padding_low: lo,
+            padding_high: hi,
+            ..WindowDim::default()
+        });
+    }
+    let kind = if g.coin(60) { Red::Max } else { Red::Add };
+    let init = g.const_scalar(c, ty, identity(kind, ty));
+    let comp = reducer(g, &[(kind, ty)], c.depth);
+    Some(g.add(
+        c,
+        Opcode::ReduceWindow,
+        arr(ty, out),
+        vec![x, init],
+        vec![("window", Attr::Window(w)), ("to_apply", Attr::Comp(comp))],
+    ))
+}
+
+/// `rfft` of f32 rows, or `fft` of complex rows made from two f32 arrays (lengths 8-256,
+/// within `max_work` for the oracle's direct transform).
+fn fft(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
+    if !(g.types.contains(&F32) && g.arith.contains(&F32)) {
+        return None;
+    }
+    let n = extent(g, 8, 256);
+    let mut rows = extent(g, 1, 256);
+    let max_work = g.cfg.max_work.max(1) as i64;
+    while rows > 1 && rows * n * n > max_work {
+        rows /= 2;
+    }
+    let dims = vec![rows, n];
+    let a = input(g, c, F32, &dims);
+    let a = sanitize(g, c, a, F32, &dims, 1e3);
+    let len = ("fft_length", Attr::Ints(vec![n]));
+    if g.coin(50) {
+        let out = vec![rows, n / 2 + 1];
+        return Some(g.add(
+            c,
+            Opcode::Fft,
+            arr(C64, out),
+            vec![a],
+            vec![("fft_type", Attr::Ident("RFFT".into())), len],
+        ));
+    }
+    let b = input(g, c, F32, &dims);
+    let b = sanitize(g, c, b, F32, &dims, 1e3);
+    let z = g.add(c, Opcode::Complex, arr(C64, dims.clone()), vec![a, b], vec![]);
+    let ty = if g.coin(50) { "FFT" } else { "IFFT" };
+    Some(g.add(
+        c,
+        Opcode::Fft,
+        arr(C64, dims),
+        vec![z],
+        vec![("fft_type", Attr::Ident(ty.into())), len],
+    ))
+}
+
+/// The values of `top_k` along the last dimension of rows of 64-4096 elements.
+fn top_k(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
+    let ty = real_type(g, true)?;
+    let mut dims = vec![extent(g, 1, 64), extent(g, 64, 4096)];
+    let max_el = g.cfg.max_elements.max(1);
+    if !shrink(&mut dims, |d| product(d) <= max_el) {
+        return None;
+    }
+    let k = extent(g, 1, 64).min(dims[1]);
+    let x = input(g, c, ty, &dims);
+    let x = sanitize(g, c, x, ty, &dims, 1e4);
+    let out = vec![dims[0], k];
+    let t = g.add(
+        c,
+        Opcode::TopK,
+        Shape::Tuple(vec![arr(ty, out.clone()), arr(S32, out)]),
+        vec![x],
+        vec![("k", Attr::Int(k)), ("largest", Attr::Bool(true))],
+    );
+    // Only the values: which of equal elements comes first (the indices) is the library's.
+    Some(g.gte(c, t, 0))
+}
+
+/// `A = X Xᵀ + n I` (positive definite), `L = cholesky(A)`, then `L Y = B` solved by
+/// `triangular-solve`; optionally batched. Only the solve is a value others may use: the
+/// triangle of `L` not asked for is implementation-defined.
+fn linear_solve(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
+    let ty = *[F32, F64]
+        .iter()
+        .find(|t| g.types.contains(t) && g.arith.contains(t))?;
+    let n = extent(g, 2, 64);
+    let m = extent(g, 1, 32);
+    let batch: Vec<i64> = if g.coin(40) { vec![extent(g, 1, 8)] } else { vec![] };
+    let nb = batch.len();
+    let mut sq = batch.clone();
+    sq.extend([n, n]);
+    let mut rhs = batch.clone();
+    rhs.extend([n, m]);
+    if product(&sq) * n as u64 > g.cfg.max_work.max(1) || product(&sq) > g.cfg.max_elements {
+        return None;
+    }
+    let x = input(g, c, ty, &sq);
+    let x = sanitize(g, c, x, ty, &sq, 4.0);
+    let bd: Vec<usize> = (0..nb).collect();
+    let mut attrs = Vec::new();
+    if nb > 0 {
+        attrs.push(("lhs_batch_dims", ints(&bd)));
+        attrs.push(("rhs_batch_dims", ints(&bd)));
+    }
+    attrs.push(("lhs_contracting_dims", ints(&[nb + 1])));
+    attrs.push(("rhs_contracting_dims", ints(&[nb + 1])));
+    let xxt = g.add(c, Opcode::Dot, arr(ty, sq.clone()), vec![x, x], attrs);
+    let r = g.add(
+        c,
+        Opcode::Iota,
+        arr(S32, sq.clone()),
+        vec![],
+        vec![("iota_dimension", Attr::Int(nb as i64))],
+    );
+    let col = g.add(
+        c,
+        Opcode::Iota,
+        arr(S32, sq.clone()),
+        vec![],
+        vec![("iota_dimension", Attr::Int(nb as i64 + 1))],
+    );
+    let eye = g.add(
+        c,
+        Opcode::Compare,
+        arr(Pred, sq.clone()),
+        vec![r, col],
+        vec![("direction", Attr::Ident("EQ".into()))],
+    );
+    let nv = scalar_const(g, c, ty, n as f64);
+    let nb_ = broadcast(g, c, nv, ty, &sq, &[]);
+    let z = scalar_const(g, c, ty, 0.0);
+    let zb = broadcast(g, c, z, ty, &sq, &[]);
+    let diag = g.add(c, Opcode::Select, arr(ty, sq.clone()), vec![eye, nb_, zb], vec![]);
+    let a = g.add(c, Opcode::Add, arr(ty, sq.clone()), vec![xxt, diag], vec![]);
+    let l = g.add(
+        c,
+        Opcode::Cholesky,
+        arr(ty, sq.clone()),
+        vec![a],
+        vec![("lower", Attr::Bool(true))],
+    );
+    c.pool.retain(|&v| v != l);
+    let b = input(g, c, ty, &rhs);
+    let b = sanitize(g, c, b, ty, &rhs, 1e3);
+    Some(g.add(
+        c,
+        Opcode::TriangularSolve,
+        arr(ty, rhs),
+        vec![l, b],
+        vec![
+            ("left_side", Attr::Bool(true)),
+            ("lower", Attr::Bool(true)),
+            ("unit_diagonal", Attr::Bool(false)),
+            ("transpose_a", Attr::Ident("NO_TRANSPOSE".into())),
+        ],
+    ))
 }

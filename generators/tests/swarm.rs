@@ -73,7 +73,7 @@ fn realistic_patterns_reach_the_shapes_real_programs_use() {
     };
     let (mut batched_dots, mut long_dots, mut high_rank_reduces, mut convs, mut long_sorts) =
         (0, 0, 0, 0, 0);
-    let mut big_elementwise = 0;
+    let (mut big_elementwise, mut library) = (0, std::collections::BTreeMap::new());
     for seed in 0..400u64 {
         let m = generate_from_seed(seed, &cfg);
         hlo::verify::verify_module(&m).unwrap_or_else(|e| panic!("seed {seed}: {e}\n{}", text(&m)));
@@ -109,6 +109,9 @@ fn realistic_patterns_reach_the_shapes_real_programs_use() {
                         convs += 1
                     }
                     Opcode::Sort if op(0).dims().iter().any(|&d| d >= 256) => long_sorts += 1,
+                    Opcode::Fft | Opcode::TopK | Opcode::Cholesky | Opcode::TriangularSolve => {
+                        *library.entry(i.opcode).or_insert(0) += 1
+                    }
                     Opcode::Exp | Opcode::Tanh | Opcode::Add | Opcode::Maximum
                         if elements(&i.shape) >= 10_000 =>
                     {
@@ -130,12 +133,19 @@ fn realistic_patterns_reach_the_shapes_real_programs_use() {
                         | Opcode::Maximum
                         | Opcode::Convolution
                         | Opcode::Sort
+                        | Opcode::ReduceWindow
+                        | Opcode::Fft
+                        | Opcode::TriangularSolve
                         | Opcode::GetTupleElement
                 ) || elements(&i.shape) >= 1000
             }),
             "seed {seed}: no pattern result among the outputs\n{}",
             text(&m)
         );
+    }
+    for op in [Opcode::Fft, Opcode::TopK, Opcode::Cholesky, Opcode::TriangularSolve] {
+        let n = library.get(&op).copied().unwrap_or(0);
+        assert!(n >= 3, "only {n} {} in 400 modules", op.name());
     }
     for (what, n, min) in [
         ("batched dots", batched_dots, 20),

@@ -5,8 +5,8 @@
 //! A category names a code path of XLA CPU that a module's optimized HLO shows it will run:
 //! - `fusion kind=kLoop` (kInput, kOutput, kCustom): a fusion of that kind;
 //! - `custom fusion __ynn_fusion`: a fusion whose `backend_config` names a library fusion kind
-//!   (`fusion_config.kind`); `__ynn_fusion with dot` / `with reduce` / `elementwise only`: what
-//!   the library fusion holds;
+//!   (`fusion_config.kind`); `__ynn_fusion with dot` (convolution, reduce, reduce-window), or
+//!   `elementwise only`: what the library fusion holds;
 //! - `custom-call <target>`: a library call (`lapack_*`, `TopK`, `__onednn$matmul`, ...);
 //! - `partitioned (outer_dimension_partitions)`: an op whose `backend_config` splits its outer
 //!   dimension across threads;
@@ -135,7 +135,7 @@ pub fn categories_of(m: &Module) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     for (ci, comp) in m.computations.iter().enumerate() {
         let role = &roles[ci];
-        let mut lib_has = (false, false);
+        let mut lib_has: BTreeSet<&'static str> = BTreeSet::new();
         for i in &comp.instructions {
             let cfg = backend_config(i);
             if let Some(c) = &cfg {
@@ -180,20 +180,24 @@ pub fn categories_of(m: &Module) -> BTreeSet<String> {
                         out.insert(format!("fused {}", i.opcode.name()));
                     }
                 }
-                Role::Library(_) => match i.opcode {
-                    Opcode::Dot | Opcode::Convolution => lib_has.0 = true,
-                    Opcode::Reduce => lib_has.1 = true,
-                    _ => {}
-                },
+                Role::Library(_) => {
+                    if matches!(
+                        i.opcode,
+                        Opcode::Dot | Opcode::Convolution | Opcode::Reduce | Opcode::ReduceWindow
+                    ) {
+                        lib_has.insert(i.opcode.name());
+                    }
+                }
                 Role::Scalar => {}
             }
         }
         if let Role::Library(k) = role {
-            out.insert(match lib_has {
-                (true, _) => format!("{k} with dot"),
-                (false, true) => format!("{k} with reduce"),
-                (false, false) => format!("{k} elementwise only"),
-            });
+            if lib_has.is_empty() {
+                out.insert(format!("{k} elementwise only"));
+            }
+            for op in lib_has {
+                out.insert(format!("{k} with {op}"));
+            }
         }
     }
     out

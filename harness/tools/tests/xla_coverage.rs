@@ -43,6 +43,8 @@ fn sorts_loops_and_library_calls_are_named() {
     assert!(cats("fori_loop_power_iteration").contains(&"op while".to_string()));
     assert!(cats("cholesky_solve").contains(&"custom-call lapack_spotrf_ffi".to_string()));
     assert!(cats("top_k").contains(&"custom-call TopK".to_string()));
+    // A pooling layer of the CNN goes to the library as a reduce-window.
+    assert!(cats("cnn_train_step").contains(&"__ynn_fusion with reduce-window".to_string()));
     let e = cats("transcendental_math");
     assert!(e.contains(&"fusion kind=kLoop".to_string()), "{e:?}");
     assert!(!e.iter().any(|x| x.contains("ynn")), "{e:?}");
