@@ -1069,7 +1069,7 @@ fn reduce_window(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
         .map(|(&d, wd)| window_out(d, wd))
         .collect();
     let wsize: u64 = w.dims.iter().map(|d| d.size as u64).product();
-    if product(&out).saturating_mul(wsize) > g.cfg.max_work {
+    if product(&out).saturating_mul(wsize) > g.cfg.max_work || !g.fits(&out) {
         return None;
     }
     let kinds: Vec<(Red, PrimitiveType)> = xs.iter().map(|&(_, t)| (pick_red(g, t), t)).collect();
