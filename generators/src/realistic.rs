@@ -35,7 +35,7 @@ const REAL_INTS: [PrimitiveType; 3] = [S32, S8, U8];
 /// Builds one pattern in the entry computation `c`; its result value, or `None` when the
 /// configuration allows none (no usable type).
 pub(crate) fn pattern(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
-    let weights = [22, 22, 16, 8, 8, 6, 6, 10, 10, 3];
+    let weights = [22, 22, 16, 8, 8, 6, 14, 10, 10, 3];
     match g.weighted(&weights)? {
         0 => batched_dot(g, c),
         1 => axis_reduce(g, c),
