@@ -16,8 +16,8 @@ pub mod config;
 mod gen;
 pub mod inputs;
 mod ops;
-mod realistic;
 pub mod pack;
+mod realistic;
 pub mod rng;
 #[cfg(feature = "proptest")]
 pub mod strategy;

@@ -71,7 +71,10 @@ fn real_type(g: &mut Gen, floats_only: bool) -> Option<PrimitiveType> {
 /// switch between vector and remainder code).
 fn extent(g: &mut Gen, lo: i64, hi: i64) -> i64 {
     let (lo, hi) = (lo.max(1), hi.max(lo.max(1)));
-    let (elo, ehi) = (63 - lo.leading_zeros() as i64, 63 - hi.leading_zeros() as i64);
+    let (elo, ehi) = (
+        63 - lo.leading_zeros() as i64,
+        63 - hi.leading_zeros() as i64,
+    );
     let e = g.range(elo, ehi);
     let base = 1i64 << e;
     let v = match g.below(4) {
@@ -183,7 +186,11 @@ fn batched_dot(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
             extent(g, 1024, 65536),
             g.coin(60).then(|| extent(g, 1, 64)),
         ),
-        2 => (extent(g, 1024, 65536), extent(g, 1, 64), Some(extent(g, 1, 64))),
+        2 => (
+            extent(g, 1024, 65536),
+            extent(g, 1, 64),
+            Some(extent(g, 1, 64)),
+        ),
         _ => (
             extent(g, 16, 256),
             extent(g, 16, 256),
@@ -201,7 +208,10 @@ fn batched_dot(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
         let b = product(&d[..nb]);
         let (m, k) = (d[nb] as u64, d[nb + 1] as u64);
         let n = d.get(nb + 2).map_or(1, |&n| n as u64);
-        b * m * k <= max_el && b * k * n <= max_el && b * m * n <= max_el && b * m * k * n <= max_work
+        b * m * k <= max_el
+            && b * k * n <= max_el
+            && b * m * n <= max_el
+            && b * m * k * n <= max_work
     };
     if !shrink(&mut all, fits) {
         return None;
@@ -256,11 +266,23 @@ fn batched_dot(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
             let s = g.add(c, Opcode::Add, arr(ty, out.clone()), vec![d, bb], vec![]);
             let z = scalar_const(g, c, ty, 0.0);
             let zb = broadcast(g, c, z, ty, &out, &[]);
-            g.add(c, Opcode::Maximum, arr(ty, out.clone()), vec![s, zb], vec![])
+            g.add(
+                c,
+                Opcode::Maximum,
+                arr(ty, out.clone()),
+                vec![s, zb],
+                vec![],
+            )
         }
         // sum of squares along one axis (jax-ml/jax#39103's shape)
         1 => {
-            let sq = g.add(c, Opcode::Multiply, arr(ty, out.clone()), vec![d, d], vec![]);
+            let sq = g.add(
+                c,
+                Opcode::Multiply,
+                arr(ty, out.clone()),
+                vec![d, d],
+                vec![],
+            );
             let ax = g.below(out.len());
             reduce(g, c, sq, ty, &out, &[ax], Red::Add)
         }
@@ -283,7 +305,13 @@ fn axis_reduce(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
     let a = input(g, c, ty, &dims);
     let x = if g.coin(60) {
         let b = input(g, c, ty, &dims);
-        g.add(c, Opcode::Multiply, arr(ty, dims.clone()), vec![a, b], vec![])
+        g.add(
+            c,
+            Opcode::Multiply,
+            arr(ty, dims.clone()),
+            vec![a, b],
+            vec![],
+        )
     } else {
         a
     };
@@ -340,7 +368,13 @@ fn broadcast_multiply_reduce(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
     let b = input(g, c, ty, &sub(&in_b));
     let ab = broadcast(g, c, a, ty, &dims, &in_a);
     let bb = broadcast(g, c, b, ty, &dims, &in_b);
-    let p = g.add(c, Opcode::Multiply, arr(ty, dims.clone()), vec![ab, bb], vec![]);
+    let p = g.add(
+        c,
+        Opcode::Multiply,
+        arr(ty, dims.clone()),
+        vec![ab, bb],
+        vec![],
+    );
     Some(reduce(g, c, p, ty, &dims, &red, Red::Add))
 }
 
@@ -422,18 +456,24 @@ fn elementwise_chain(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
 fn convolution(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
     let ty = real_type(g, true)?;
     let mut d = [
-        extent(g, 1, 4),                      // batch
-        extent(g, 4, 32),                     // height
-        extent(g, 4, 32),                     // width
-        g.pick(&[1i64, 3, 8, 16, 32, 64]),    // input features
-        g.pick(&[4i64, 8, 16, 32, 64]),       // output features
+        extent(g, 1, 4),                   // batch
+        extent(g, 4, 32),                  // height
+        extent(g, 4, 32),                  // width
+        g.pick(&[1i64, 3, 8, 16, 32, 64]), // input features
+        g.pick(&[4i64, 8, 16, 32, 64]),    // output features
     ];
     let k = g.range(1, 3);
     let stride = g.range(1, 2);
     let same = g.coin(60);
     let (max_el, max_work) = (g.cfg.max_elements.max(1), g.cfg.max_work.max(1));
     let fits = |d: &[i64]| {
-        let (n, h, w, ci, co) = (d[0] as u64, d[1] as u64, d[2] as u64, d[3] as u64, d[4] as u64);
+        let (n, h, w, ci, co) = (
+            d[0] as u64,
+            d[1] as u64,
+            d[2] as u64,
+            d[3] as u64,
+            d[4] as u64,
+        );
         n * h * w * ci.max(co) <= max_el && n * h * w * co * ci * (k * k) as u64 <= max_work
     };
     if !shrink(&mut d, fits) {
@@ -562,14 +602,27 @@ fn long_sort(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
 
 /// `x` made finite and moderate: NaN and infinities become 0, the rest is clamped to
 /// `[-bound, bound]`, and -0 becomes +0.
-fn sanitize(g: &mut Gen, c: &mut Comp, x: InstrId, ty: PrimitiveType, dims: &[i64], bound: f64) -> InstrId {
+fn sanitize(
+    g: &mut Gen,
+    c: &mut Comp,
+    x: InstrId,
+    ty: PrimitiveType,
+    dims: &[i64],
+    bound: f64,
+) -> InstrId {
     let shape = arr(ty, dims.to_vec());
     let lo = scalar_const(g, c, ty, -bound);
     let lob = broadcast(g, c, lo, ty, dims, &[]);
     let hi = scalar_const(g, c, ty, bound);
     let hib = broadcast(g, c, hi, ty, dims, &[]);
     let cl = g.add(c, Opcode::Clamp, shape.clone(), vec![lob, x, hib], vec![]);
-    let fin = g.add(c, Opcode::IsFinite, arr(Pred, dims.to_vec()), vec![x], vec![]);
+    let fin = g.add(
+        c,
+        Opcode::IsFinite,
+        arr(Pred, dims.to_vec()),
+        vec![x],
+        vec![],
+    );
     let z = scalar_const(g, c, ty, 0.0);
     let zb = broadcast(g, c, z, ty, dims, &[]);
     let sel = g.add(c, Opcode::Select, shape.clone(), vec![fin, cl, zb], vec![]);
@@ -590,7 +643,9 @@ fn pooling(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
     let stride = g.range(1, 2).max(if g.coin(60) { k } else { 1 });
     let max_el = g.cfg.max_elements.max(1);
     let max_work = g.cfg.max_work.max(1);
-    if !shrink(&mut d, |d| product(d) <= max_el && product(d) * (k * k) as u64 <= max_work) {
+    if !shrink(&mut d, |d| {
+        product(d) <= max_el && product(d) * (k * k) as u64 <= max_work
+    }) {
         return None;
     }
     let a = input(g, c, ty, &d);
@@ -615,7 +670,11 @@ fn pooling(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
             (1, 1, 0, 0)
         };
         let padded = n + lo + hi;
-        out.push(if padded < size { 0 } else { (padded - size) / st + 1 });
+        out.push(if padded < size {
+            0
+        } else {
+            (padded - size) / st + 1
+        });
         w.dims.push(WindowDim {
             size,
             stride: st,
@@ -664,7 +723,13 @@ fn fft(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
     }
     let b = input(g, c, F32, &dims);
     let b = sanitize(g, c, b, F32, &dims, 1e3);
-    let z = g.add(c, Opcode::Complex, arr(C64, dims.clone()), vec![a, b], vec![]);
+    let z = g.add(
+        c,
+        Opcode::Complex,
+        arr(C64, dims.clone()),
+        vec![a, b],
+        vec![],
+    );
     let ty = if g.coin(50) { "FFT" } else { "IFFT" };
     Some(g.add(
         c,
@@ -707,7 +772,11 @@ fn linear_solve(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
         .find(|t| g.types.contains(t) && g.arith.contains(t))?;
     let n = extent(g, 2, 64);
     let m = extent(g, 1, 32);
-    let batch: Vec<i64> = if g.coin(40) { vec![extent(g, 1, 8)] } else { vec![] };
+    let batch: Vec<i64> = if g.coin(40) {
+        vec![extent(g, 1, 8)]
+    } else {
+        vec![]
+    };
     let nb = batch.len();
     let mut sq = batch.clone();
     sq.extend([n, n]);
@@ -752,7 +821,13 @@ fn linear_solve(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
     let nb_ = broadcast(g, c, nv, ty, &sq, &[]);
     let z = scalar_const(g, c, ty, 0.0);
     let zb = broadcast(g, c, z, ty, &sq, &[]);
-    let diag = g.add(c, Opcode::Select, arr(ty, sq.clone()), vec![eye, nb_, zb], vec![]);
+    let diag = g.add(
+        c,
+        Opcode::Select,
+        arr(ty, sq.clone()),
+        vec![eye, nb_, zb],
+        vec![],
+    );
     let a = g.add(c, Opcode::Add, arr(ty, sq.clone()), vec![xxt, diag], vec![]);
     let l = g.add(
         c,

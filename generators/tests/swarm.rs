@@ -15,7 +15,10 @@ fn program_configs_are_deterministic_and_stay_within_the_base() {
     for seed in 0..300u64 {
         let c = program_config(&base, seed);
         assert_eq!(c, program_config(&base, seed), "seed {seed}");
-        assert!(c.element_types.iter().all(|t| base.element_types.contains(t)));
+        assert!(c
+            .element_types
+            .iter()
+            .all(|t| base.element_types.contains(t)));
         assert!(!c.element_types.is_empty());
         assert!(OpFamily::ALL.iter().any(|&f| c.weight(f) > 0));
         assert!(OpFamily::ALL
@@ -28,7 +31,10 @@ fn program_configs_are_deterministic_and_stay_within_the_base() {
         realistic += usize::from(c.realistic_percent > 0);
         type_sets.insert(c.element_types.clone());
     }
-    assert!((20..=80).contains(&realistic), "{realistic} of 300 draw patterns");
+    assert!(
+        (20..=80).contains(&realistic),
+        "{realistic} of 300 draw patterns"
+    );
     assert!(type_sets.len() > 250, "only {} type sets", type_sets.len());
     // A narrower base narrows every draw.
     let narrow = Config {
@@ -39,7 +45,10 @@ fn program_configs_are_deterministic_and_stay_within_the_base() {
     for seed in 0..50u64 {
         let c = program_config(&narrow, seed);
         assert_eq!(c.element_types, vec![PrimitiveType::F32]);
-        assert_eq!(c.op_weights.keys().copied().collect::<Vec<_>>(), vec![OpFamily::Binary]);
+        assert_eq!(
+            c.op_weights.keys().copied().collect::<Vec<_>>(),
+            vec![OpFamily::Binary]
+        );
     }
 }
 
@@ -82,10 +91,18 @@ fn realistic_patterns_reach_the_shapes_real_programs_use() {
                 // Inputs (the memory budget) within `max_elements`; the random ops after a
                 // pattern may grow a value a little (a base-dilated reduce-window, a pad).
                 if i.opcode == Opcode::Parameter && i.shape.is_array() {
-                    assert!(elements(&i.shape) <= cfg.max_elements, "seed {seed}: {}", i.name);
+                    assert!(
+                        elements(&i.shape) <= cfg.max_elements,
+                        "seed {seed}: {}",
+                        i.name
+                    );
                 }
                 if i.shape.is_array() {
-                    assert!(elements(&i.shape) <= 4 * cfg.max_elements, "seed {seed}: {}", i.name);
+                    assert!(
+                        elements(&i.shape) <= 4 * cfg.max_elements,
+                        "seed {seed}: {}",
+                        i.name
+                    );
                 }
                 let op = |k: usize| &comp.instructions[i.operands[k]].shape;
                 match i.opcode {
@@ -143,7 +160,12 @@ fn realistic_patterns_reach_the_shapes_real_programs_use() {
             text(&m)
         );
     }
-    for op in [Opcode::Fft, Opcode::TopK, Opcode::Cholesky, Opcode::TriangularSolve] {
+    for op in [
+        Opcode::Fft,
+        Opcode::TopK,
+        Opcode::Cholesky,
+        Opcode::TriangularSolve,
+    ] {
         let n = library.get(&op).copied().unwrap_or(0);
         assert!(n >= 3, "only {n} {} in 400 modules", op.name());
     }

@@ -272,7 +272,12 @@ fn xla_coverage(
     if !generated.not_compiled.is_empty() {
         println!("not run to completion: {:?}", generated.not_compiled);
     }
-    for u in generated.table.unreadable.iter().chain(&reference.unreadable) {
+    for u in generated
+        .table
+        .unreadable
+        .iter()
+        .chain(&reference.unreadable)
+    {
         println!("unreadable optimized module: {u}");
     }
     println!(

@@ -108,12 +108,10 @@ pub fn categories_of(m: &Module) -> BTreeSet<String> {
                     _ => continue,
                 };
                 let role = match (i.opcode, name.as_str()) {
-                    (Opcode::Fusion, "calls") => {
-                        match cfg.as_ref().and_then(custom_fusion_kind) {
-                            Some(k) => Role::Library(k),
-                            None => Role::Fused,
-                        }
-                    }
+                    (Opcode::Fusion, "calls") => match cfg.as_ref().and_then(custom_fusion_kind) {
+                        Some(k) => Role::Library(k),
+                        None => Role::Fused,
+                    },
                     (
                         Opcode::While | Opcode::Conditional | Opcode::Call | Opcode::AsyncStart,
                         _,

@@ -57,7 +57,11 @@ fn the_reference_set_is_read_whole() {
     assert_eq!(t.modules, 61);
     // Every program has at least one kernel: a fusion or an op of its own.
     assert!(t.percent("fusion kind=kLoop") > 50.0, "{:?}", t.counts);
-    assert!(t.counts["custom fusion __ynn_fusion"] >= 5, "{:?}", t.counts);
+    assert!(
+        t.counts["custom fusion __ynn_fusion"] >= 5,
+        "{:?}",
+        t.counts
+    );
     let rows = compare(&CoverageTable::default(), &t);
     assert_eq!(rows.len(), t.counts.len());
     assert!(rows.iter().all(|r| r.generated_percent == 0.0));
@@ -70,8 +74,65 @@ fn the_reference_set_is_read_whole() {
 #[test]
 fn unreadable_text_is_reported_not_counted() {
     let mut t = CoverageTable::default();
-    t.add_text("HloModule broken\n\nENTRY e {\n  ROOT x = f32[] nonsense(\n}\n", "broken");
+    t.add_text(
+        "HloModule broken\n\nENTRY e {\n  ROOT x = f32[] nonsense(\n}\n",
+        "broken",
+    );
     assert_eq!(t.modules, 0);
     assert_eq!(t.unreadable.len(), 1);
-    assert!(t.unreadable[0].starts_with("broken: "), "{:?}", t.unreadable);
+    assert!(
+        t.unreadable[0].starts_with("broken: "),
+        "{:?}",
+        t.unreadable
+    );
+}
+
+/// What XLA CPU makes of a module, asked of XLA itself: a tall f32 matmul goes to the library
+/// fusion, and generated programs (a `--pack 1` campaign's) are all compiled and counted.
+#[test]
+fn xla_cpu_output_is_counted() {
+    if !test_support::need_xla() {
+        return;
+    }
+    use engine::backend::{Backend, RunOptions};
+    use engine::worker::{Platform, WorkerBackend, WorkerConfig};
+    let b = WorkerBackend::xla_cpu(WorkerConfig::new(Platform::Cpu).with_workers(1));
+    let text = "HloModule tall\n\nENTRY main {\n  a = f32[8192,32] parameter(0)\n  b = f32[32,32] parameter(1)\n  ROOT d = f32[8192,32] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n";
+    let m = hlo::parse::parse_module(text).unwrap();
+    let inputs = generators::generate_inputs_from_seed(&m, 1, &generators::Config::default());
+    let o = b.run(
+        text,
+        &inputs,
+        &RunOptions {
+            return_optimized_hlo: true,
+            ..RunOptions::default()
+        },
+    );
+    let optimized = o
+        .as_ok()
+        .and_then(|r| r.optimized_hlo.clone())
+        .unwrap_or_else(|| panic!("{o:?}"));
+    let mut t = CoverageTable::default();
+    t.add_text(&optimized, "tall");
+    assert!(t.unreadable.is_empty(), "{:?}", t.unreadable);
+    assert_eq!(t.modules, 1);
+    // jaxlib 0.10.2 moves this dot into a YNNPACK fusion (XLA-FACTS.md); another jaxlib may not.
+    assert_eq!(
+        t.counts.get("custom fusion __ynn_fusion"),
+        Some(&1),
+        "{optimized}"
+    );
+
+    let cfg = generators::Config {
+        realistic_percent: 100,
+        ..generators::Config::default()
+    };
+    let g = tools::xla_coverage::measure_generated(&b, 3, 6, &cfg, false, 1);
+    assert_eq!(
+        g.table.modules + g.not_compiled.values().sum::<usize>() + g.no_optimized_text,
+        6,
+        "{g:?}"
+    );
+    assert!(g.table.unreadable.is_empty(), "{:?}", g.table.unreadable);
+    assert!(g.table.modules >= 4, "{g:?}");
 }
