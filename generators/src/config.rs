@@ -170,6 +170,12 @@ pub struct Config {
     /// the sizes where XLA:CPU changes code paths. 0 (the default) draws nothing, so default
     /// modules are as before; swarm configurations pick 0-25.
     pub large_op_percent: u32,
+    /// Percent chance that the entry computation starts with a realistic pattern (batched
+    /// dots, reductions over axes of rank 3-8 arrays, broadcast-multiply-reduce, long
+    /// elementwise chains, convolutions with realistic feature counts, long sorts; see
+    /// `realistic.rs`) at the sizes real programs use, within `max_elements` and `max_work`.
+    /// 0 (the default) draws nothing, so default modules are as before.
+    pub realistic_percent: u32,
     /// Bound on the number of elements of every array in a module.
     pub max_elements: u64,
     /// Bound on the multiply-adds of one dot/convolution/reduce-window (keeps runs short).
@@ -223,6 +229,7 @@ impl Default for Config {
             large_dim_percent: 2,
             large_extent: 40_000,
             large_op_percent: 0,
+            realistic_percent: 0,
             max_elements: 1 << 17,
             max_work: 1 << 22,
             element_types,
@@ -266,6 +273,96 @@ impl Config {
             v.push(PrimitiveType::F32);
         }
         v
+    }
+}
+
+impl Config {
+    /// A program's own configuration within this one (swarm testing per program): a random
+    /// subset of this configuration's op families (each kept with probability 3/4, at least
+    /// one) with random weights, a random subset of its element types (each kept with
+    /// probability 1/2, at least one), and random instruction counts, rank, extents, nesting,
+    /// large-op share and realistic-pattern share. The bounds (`max_elements`, `max_work`), the
+    /// arithmetic types and `avoid_known_xla_bugs` stay this configuration's. Never fails:
+    /// when `u` runs out, every remaining choice takes its first option.
+    pub fn swarm_within(&self, u: &mut Unstructured) -> Config {
+        let int = |u: &mut Unstructured, lo: u32, hi: u32| u.int_in_range(lo..=hi).unwrap_or(lo);
+        let coin = |u: &mut Unstructured, pct: u32| int(u, 0, 99) < pct;
+        let mut op_weights = BTreeMap::new();
+        let base: Vec<OpFamily> = OpFamily::ALL
+            .iter()
+            .copied()
+            .filter(|&f| self.weight(f) > 0)
+            .collect();
+        for &f in &base {
+            if coin(u, 75) {
+                op_weights.insert(f, int(u, 1, 20));
+            }
+        }
+        if op_weights.is_empty() {
+            let f = base.first().copied().unwrap_or(OpFamily::Binary);
+            op_weights.insert(f, 10);
+        }
+        let types = self.data_types();
+        let mut element_types: Vec<PrimitiveType> =
+            types.iter().copied().filter(|_| coin(u, 50)).collect();
+        if element_types.is_empty() {
+            let i = int(u, 0, types.len() as u32 - 1) as usize;
+            element_types.push(types[i]);
+        }
+        // Real programs compute in f32 above all: keep it in a third of the drawn sets.
+        if types.contains(&PrimitiveType::F32)
+            && !element_types.contains(&PrimitiveType::F32)
+            && coin(u, 33)
+        {
+            element_types.push(PrimitiveType::F32);
+        }
+        let max_instructions = int(u, 2, 40) as usize;
+        // About one program in seven starts with a realistic pattern: enough to reach the
+        // library paths in most packed modules, few enough that the large ones do not dominate
+        // a campaign's time.
+        let realistic_percent = match int(u, 0, 19) {
+            0..=16 => 0,
+            17 => int(u, 30, 60),
+            _ => 100,
+        };
+        Config {
+            max_instructions,
+            min_instructions: 1,
+            max_body_instructions: int(u, 0, 10) as usize,
+            max_rank: int(u, 0, 6) as usize,
+            max_extent: [2, 4, 8, 8, 16, 32][int(u, 0, 5) as usize],
+            zero_extent_percent: int(u, 0, 6),
+            one_extent_percent: int(u, 0, 30),
+            large_dim_percent: int(u, 0, 8),
+            large_extent: int(u, 1000, 70_000) as i64,
+            large_op_percent: if coin(u, 50) { 0 } else { int(u, 5, 40) },
+            realistic_percent,
+            max_elements: self.max_elements,
+            max_work: self.max_work,
+            element_types,
+            arithmetic_types: self.arithmetic_types.clone(),
+            op_weights,
+            control_flow: self.control_flow && coin(u, 60),
+            max_nesting: int(u, 0, self.max_nesting.max(1) as u32 + 1) as usize,
+            max_trip_count: int(u, 0, 8) as i64,
+            max_params: int(u, 1, 8) as usize,
+            max_outputs: int(u, 1, 8) as usize,
+            // Programs with realistic patterns get mostly ordinary values, as real programs do:
+            // over 10^4 elements and more, every output would otherwise see a NaN or an
+            // infinity, and only the (known) NaN handling of the library paths would be tested.
+            special_value_percent: if realistic_percent > 0 {
+                [0, 0, 0, 1][int(u, 0, 3) as usize]
+            } else {
+                int(u, 0, 2 * self.special_value_percent.min(50))
+            },
+            out_of_range_index_percent: int(u, 0, 2 * self.out_of_range_index_percent.min(50)),
+            special_constant_percent: if realistic_percent > 0 {
+                int(u, 0, self.special_constant_percent.min(50))
+            } else {
+                int(u, 0, 2 * self.special_constant_percent.min(50))
+            },
+            avoid_known_xla_bugs: self.avoid_known_xla_bugs,
+        }
     }
 }
 
@@ -319,6 +416,7 @@ impl<'a> Arbitrary<'a> for Config {
             // Drawn last, so that the other fields of a seed's swarm configuration stay as
             // they were before this knob existed.
             large_op_percent: u.int_in_range(0..=25)?,
+            realistic_percent: 0,
         })
     }
 }

@@ -564,6 +564,13 @@ impl<'a, 'b> Gen<'a, 'b> {
         let lo = self.cfg.min_instructions.max(1);
         let hi = self.cfg.max_instructions.max(lo);
         let n = self.range(lo as i64, hi as i64) as usize;
+        // A realistic pattern first (no byte is read when the share is 0); its result is kept
+        // as an output below, whatever the random instructions after it do.
+        let pattern = if self.coin(self.cfg.realistic_percent) {
+            crate::realistic::pattern(&mut self, &mut c)
+        } else {
+            None
+        };
         self.fill(&mut c, n);
         if c.pool.is_empty() {
             let ty = self.types[0];
@@ -581,6 +588,14 @@ impl<'a, 'b> Gen<'a, 'b> {
         outs.truncate(max_out);
         if outs.is_empty() {
             outs.push(*c.pool.last().expect("pool is not empty"));
+        }
+        if let Some(p) = pattern {
+            if !outs.contains(&p) {
+                if outs.len() >= max_out {
+                    outs.pop();
+                }
+                outs.push(p);
+            }
         }
         if outs.len() < max_out && self.coin(20) {
             let extra = self.pick(&c.pool.clone());

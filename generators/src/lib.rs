@@ -17,6 +17,7 @@ mod gen;
 pub mod inputs;
 mod ops;
 pub mod pack;
+mod realistic;
 pub mod rng;
 #[cfg(feature = "proptest")]
 pub mod strategy;
@@ -64,6 +65,14 @@ pub fn swarm_config(seed: u64) -> Config {
     use arbitrary::Arbitrary;
     let bytes = rng::seed_bytes(seed ^ 0x5a5a_5a5a_5a5a_5a5a, 256);
     Config::arbitrary(&mut Unstructured::new(&bytes)).unwrap_or_default()
+}
+
+/// A program's own configuration for a seed, within `base` ([`Config::swarm_within`] over the
+/// seed's byte stream): what a campaign generates each program with. The same seed and base
+/// give the same configuration.
+pub fn program_config(base: &Config, seed: u64) -> Config {
+    let bytes = rng::seed_bytes(seed ^ 0x7377_6172_6d5f_7072, 256);
+    base.swarm_within(&mut Unstructured::new(&bytes))
 }
 
 /// The module for a seed under its swarm configuration ([`swarm_config`]).

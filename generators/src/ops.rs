@@ -127,11 +127,11 @@ fn shape_of(g: &Gen, c: &Comp, id: InstrId) -> ArrayShape {
     g.arr(c, id).clone()
 }
 
-fn arr(ty: PrimitiveType, dims: Vec<i64>) -> Shape {
+pub(crate) fn arr(ty: PrimitiveType, dims: Vec<i64>) -> Shape {
     Shape::array(ty, dims)
 }
 
-fn ints(v: &[usize]) -> Attr {
+pub(crate) fn ints(v: &[usize]) -> Attr {
     Attr::Ints(v.iter().map(|&x| x as i64).collect())
 }
 
@@ -770,7 +770,7 @@ fn pad(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
 // ----- reductions -----
 
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Red {
+pub(crate) enum Red {
     Add,
     Mul,
     Max,
@@ -813,7 +813,7 @@ fn red_opcode(r: Red) -> Opcode {
 }
 
 /// The identity of a reduction: XLA leaves results implementation-defined for other inits.
-fn identity(r: Red, t: PrimitiveType) -> Scalar {
+pub(crate) fn identity(r: Red, t: PrimitiveType) -> Scalar {
     let bits = t.bit_width();
     let umax = if bits >= 64 {
         u64::MAX
@@ -859,7 +859,7 @@ fn float_range(t: PrimitiveType) -> (f64, f64) {
 }
 
 /// A reducer computation: `(acc_0..acc_n, x_0..x_n) -> op_i(acc_i, x_i)` (a tuple when n > 1).
-fn reducer(g: &mut Gen, kinds: &[(Red, PrimitiveType)], depth: usize) -> CompId {
+pub(crate) fn reducer(g: &mut Gen, kinds: &[(Red, PrimitiveType)], depth: usize) -> CompId {
     let mut r = g.new_comp("region", depth + 1, false, false);
     let accs: Vec<InstrId> = kinds
         .iter()
@@ -1069,7 +1069,7 @@ fn reduce_window(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
         .map(|(&d, wd)| window_out(d, wd))
         .collect();
     let wsize: u64 = w.dims.iter().map(|d| d.size as u64).product();
-    if product(&out).saturating_mul(wsize) > g.cfg.max_work {
+    if product(&out).saturating_mul(wsize) > g.cfg.max_work || !g.fits(&out) {
         return None;
     }
     let kinds: Vec<(Red, PrimitiveType)> = xs.iter().map(|&(_, t)| (pick_red(g, t), t)).collect();

@@ -1,4 +1,5 @@
-//! XLA accepts generated modules: ~120 default and swarm modules go through XLA's parser,
+//! XLA accepts generated modules: ~180 default, swarm, per-program and realistic-pattern
+//! modules go through XLA's parser,
 //! verifier, HLO->MLIR conversion and CPU compile (generators/scripts/xla_accept.py, run with
 //! the project's venv). Fails when that Python is missing unless HLO_DIFF_SKIP_XLA=1.
 
@@ -29,6 +30,26 @@ fn xla_cpu_accepts_generated_modules() {
         )
         .unwrap();
     }
+    // Every realistic pattern, and per-program swarm configurations (what campaigns generate).
+    let realistic = generators::Config {
+        realistic_percent: 100,
+        ..generators::Config::default()
+    };
+    for seed in 0..30u64 {
+        let m = generators::generate_from_seed(400_000 + seed, &realistic);
+        std::fs::write(
+            dir.path().join(format!("realistic_{seed}.hlo")),
+            hlo::print::module_to_string(&m),
+        )
+        .unwrap();
+        let pc = generators::program_config(&cfg, 500_000 + seed);
+        let m = generators::generate_from_seed(500_000 + seed, &pc);
+        std::fs::write(
+            dir.path().join(format!("program_{seed}.hlo")),
+            hlo::print::module_to_string(&m),
+        )
+        .unwrap();
+    }
     // Packing several programs into one module must keep it acceptable too.
     let mods: Vec<hlo::Module> = (0..4)
         .map(|s| generators::generate_from_seed(300_000 + s, &cfg))
@@ -53,5 +74,5 @@ fn xla_cpu_accepts_generated_modules() {
         "XLA rejected generated modules:\n{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(stdout.contains("accepted 121/121"), "{stdout}");
+    assert!(stdout.contains("accepted 181/181"), "{stdout}");
 }

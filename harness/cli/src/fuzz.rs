@@ -50,6 +50,10 @@ pub struct Args {
     /// Generator configuration (JSON, `generators::Config` fields; missing fields default).
     #[arg(long, value_name = "FILE")]
     pub gen_config: Option<PathBuf>,
+    /// Every program uses the generator configuration itself; by default each program draws
+    /// its own within it from its seed (swarm testing per program, recorded with its findings).
+    #[arg(long)]
+    pub no_swarm: bool,
     /// Hide the progress bar.
     #[arg(long)]
     pub quiet: bool,
@@ -150,6 +154,7 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
             iterations: args.iterations,
         },
         generator,
+        swarm: !args.no_swarm,
         python: global.python.clone(),
         voter: !args.no_voter,
         progress: !args.quiet && !global.json,

@@ -12,7 +12,9 @@ pub struct GenConfigArgs {
     /// A JSON file holding a generator `Config` (any field left out takes its default).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Swarm mode: each seed draws its own configuration (random subsets of op families and types).
+    /// Swarm mode: each seed draws its own configuration within the given one, as a
+    /// campaign's programs do (`generators::program_config`: random subsets of op families and
+    /// types, extents, rank, large-op and realistic-pattern shares).
     #[arg(long)]
     pub swarm: bool,
 }
@@ -20,11 +22,7 @@ pub struct GenConfigArgs {
 impl GenConfigArgs {
     /// The configuration for one seed.
     pub fn config_for(&self, base: &Config, seed: u64) -> Config {
-        if self.swarm {
-            generators::swarm_config(seed)
-        } else {
-            base.clone()
-        }
+        tools::campaign::program_config(base, seed, self.swarm)
     }
 
     pub fn load(&self) -> Result<Config, Failure> {
@@ -59,17 +57,57 @@ pub struct Args {
     /// Output directory (created if missing).
     #[arg(long)]
     pub out: PathBuf,
+    /// Generate the program of a campaign finding again, from its `finding.json`
+    /// (`meta.program_seed` and `meta.generator_config`), instead of `--seed`/`--count`.
+    #[arg(long, value_name = "FINDING_DIR", conflicts_with_all = ["seed", "count", "config", "swarm"])]
+    pub finding: Option<PathBuf>,
     #[command(flatten)]
     pub gen: GenConfigArgs,
 }
 
+/// A finding's program seed and generator configuration, from its `finding.json`.
+fn finding_program(dir: &Path) -> Result<(u64, Config), Failure> {
+    let path = dir.join("finding.json");
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| Failure::bad_input(format!("{}: {e}", path.display())))?;
+    let v: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| Failure::bad_input(format!("{}: {e}", path.display())))?;
+    let meta = &v["meta"];
+    let seed = meta["program_seed"].as_u64().ok_or_else(|| {
+        Failure::bad_input(format!(
+            "{}: no meta.program_seed (not a campaign finding)",
+            path.display()
+        ))
+    })?;
+    let cfg = match meta.get("generator_config") {
+        Some(c) => serde_json::from_value(c.clone()).map_err(|e| {
+            Failure::bad_input(format!("{}: meta.generator_config: {e}", path.display()))
+        })?,
+        None => {
+            return Err(Failure::bad_input(format!(
+                "{}: no meta.generator_config (found before configurations were recorded)",
+                path.display()
+            )))
+        }
+    };
+    Ok((seed, cfg))
+}
+
 pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
     let base = args.gen.load()?;
+    let from_finding = args.finding.as_deref().map(finding_program).transpose()?;
     std::fs::create_dir_all(&args.out)
         .map_err(|e| Failure::bad_input(format!("{}: {e}", args.out.display())))?;
     let mut files = Vec::new();
-    for seed in args.seed..args.seed.saturating_add(args.count) {
-        let cfg = args.gen.config_for(&base, seed);
+    let seeds = match &from_finding {
+        Some((seed, _)) => *seed..seed.saturating_add(1),
+        None => args.seed..args.seed.saturating_add(args.count),
+    };
+    for seed in seeds {
+        let cfg = match &from_finding {
+            Some((_, cfg)) => cfg.clone(),
+            None => args.gen.config_for(&base, seed),
+        };
         let module = generators::generate_from_seed(seed, &cfg);
         let path = args.out.join(format!("gen_{seed}.hlo"));
         std::fs::write(&path, hlo::print::module_to_string(&module))
@@ -92,12 +130,26 @@ pub struct CoverageArgs {
     /// How many modules.
     #[arg(long, default_value_t = 10_000)]
     pub count: u64,
+    /// Also run N programs on XLA CPU (those of a `--pack 1` campaign with this `--seed`) and
+    /// count what XLA made of them (fusion kinds, library fusions and calls, ops that survive,
+    /// ...), against the reference set of real jax programs.
+    #[arg(long, value_name = "N")]
+    pub xla: Option<u64>,
+    /// The reference set: a dump directory of real programs (`*cpu_after_optimizations.txt`).
+    #[arg(long, value_name = "DIR")]
+    pub reference: Option<PathBuf>,
+    /// Programs run on XLA at once (default: the number of cores).
+    #[arg(long)]
+    pub jobs: Option<usize>,
     #[command(flatten)]
     pub gen: GenConfigArgs,
 }
 
 pub fn coverage(args: CoverageArgs, global: &Global) -> Result<Exit, Failure> {
     let base = args.gen.load()?;
+    if let Some(n) = args.xla {
+        return xla_coverage(&args, &base, n, global);
+    }
     let mut hist = std::collections::BTreeMap::new();
     for seed in args.seed..args.seed.saturating_add(args.count) {
         let cfg = args.gen.config_for(&base, seed);
@@ -132,5 +184,108 @@ pub fn coverage(args: CoverageArgs, global: &Global) -> Result<Exit, Failure> {
             args.count
         );
     }
+    Ok(Exit::Clean)
+}
+
+/// `coverage --xla N`: what XLA CPU made of N generated programs, against the reference set.
+fn xla_coverage(
+    args: &CoverageArgs,
+    base: &Config,
+    n: u64,
+    global: &Global,
+) -> Result<Exit, Failure> {
+    use tools::xla_coverage as xc;
+    let ref_dir = args
+        .reference
+        .clone()
+        .unwrap_or_else(xc::default_reference_dir);
+    let reference = xc::reference_table(&ref_dir)
+        .map_err(|e| Failure::bad_input(format!("{}: {e}", ref_dir.display())))?;
+    if reference.modules == 0 {
+        return Err(Failure::bad_input(format!(
+            "{}: no *cpu_after_optimizations.txt files",
+            ref_dir.display()
+        )));
+    }
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        })
+        .max(1);
+    let backend = engine::worker::WorkerBackend::xla_cpu(
+        engine::worker::WorkerConfig::new(engine::worker::Platform::Cpu)
+            .with_python(global.python.clone())
+            .with_workers(jobs),
+    );
+    if let Err(o) = backend.info() {
+        return Err(Failure::infrastructure(format!("xla-cpu: {o}")));
+    }
+    let started = std::time::Instant::now();
+    let generated = xc::measure_generated(&backend, args.seed, n, base, args.gen.swarm, jobs);
+    let secs = started.elapsed().as_secs_f64();
+    let rows = xc::compare(&generated.table, &reference);
+    let below: Vec<&xc::Row> = rows
+        .iter()
+        .filter(|r| r.reference_percent > 0.0 && r.generated_percent < 1.0)
+        .collect();
+    if global.json {
+        print_json(&json!({
+            "programs": n,
+            "seed": args.seed,
+            "swarm": args.gen.swarm,
+            "seconds": secs,
+            "generated": generated,
+            "reference": reference,
+            "reference_dir": ref_dir.display().to_string(),
+            "rows": rows,
+            "reference_categories_below_1_percent": below.iter().map(|r| &r.category).collect::<Vec<_>>(),
+        }));
+        return Ok(Exit::Clean);
+    }
+    println!(
+        "{:<44} {:>10} {:>10}",
+        "category (share of modules reaching it)", "generated", "reference"
+    );
+    for r in &rows {
+        let mark = if r.reference_percent > 0.0 && r.generated_percent < 1.0 {
+            "  < 1%"
+        } else {
+            ""
+        };
+        println!(
+            "{:<44} {:>9.1}% {:>9.1}%{mark}",
+            r.category, r.generated_percent, r.reference_percent
+        );
+    }
+    println!(
+        "generated: {} programs compiled by XLA CPU of {n} (seed {}, {}), {:.0} s; reference: {} modules of {}",
+        generated.table.modules,
+        args.seed,
+        if args.gen.swarm { "swarm per program" } else { "one configuration" },
+        secs,
+        reference.modules,
+        ref_dir.display()
+    );
+    if !generated.not_compiled.is_empty() {
+        println!("not run to completion: {:?}", generated.not_compiled);
+    }
+    for u in generated
+        .table
+        .unreadable
+        .iter()
+        .chain(&reference.unreadable)
+    {
+        println!("unreadable optimized module: {u}");
+    }
+    println!(
+        "{} of {} reference categories reached by at least 1% of generated modules",
+        rows.iter()
+            .filter(|r| r.reference_percent > 0.0 && r.generated_percent >= 1.0)
+            .count(),
+        rows.iter().filter(|r| r.reference_percent > 0.0).count()
+    );
     Ok(Exit::Clean)
 }

@@ -25,6 +25,8 @@ fn campaign(out: &Path, gen: &Path, extra: &[&str]) -> (i32, serde_json::Value) 
             "--no-voter",
             "--xla-option",
             "xla_cpu_enable_fast_min_max=true",
+            // A fixed configuration: these findings must be certain.
+            "--no-swarm",
             "--gen-config",
         ])
         .arg(gen)

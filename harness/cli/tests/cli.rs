@@ -138,6 +138,54 @@ fn gen_is_deterministic_byte_for_byte() {
     }
 }
 
+/// `gen --finding DIR` writes a campaign finding's program again from its recorded seed and
+/// per-program configuration (what `gen --swarm` draws for that seed); a finding without the
+/// configuration is exit 2 saying so.
+#[test]
+fn gen_regenerates_a_findings_program_from_its_recorded_configuration() {
+    let seed = 977u64;
+    let cfg = generators::program_config(&generators::Config::default(), seed);
+    let finding = tempfile::tempdir().unwrap();
+    let record = serde_json::json!({"meta": {"program_seed": seed, "generator_config": cfg}});
+    std::fs::write(finding.path().join("finding.json"), record.to_string()).unwrap();
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (code, _, stderr) = run(hlo_diff()
+        .args(["gen", "--finding"])
+        .arg(finding.path())
+        .arg("--out")
+        .arg(a.path()));
+    assert_eq!(code, 0, "{stderr}");
+    let (code, _, stderr) = run(hlo_diff()
+        .args([
+            "gen",
+            "--swarm",
+            "--count",
+            "1",
+            "--seed",
+            &seed.to_string(),
+            "--out",
+        ])
+        .arg(b.path()));
+    assert_eq!(code, 0, "{stderr}");
+    let name = format!("gen_{seed}.hlo");
+    let x = std::fs::read_to_string(a.path().join(&name)).unwrap();
+    assert_eq!(x, std::fs::read_to_string(b.path().join(&name)).unwrap());
+    assert_eq!(
+        x,
+        hlo::print::module_to_string(&generators::generate_from_seed(seed, &cfg))
+    );
+
+    let old = serde_json::json!({"meta": {"program_seed": seed}});
+    std::fs::write(finding.path().join("finding.json"), old.to_string()).unwrap();
+    let (code, _, stderr) = run(hlo_diff()
+        .args(["gen", "--finding"])
+        .arg(finding.path())
+        .arg("--out")
+        .arg(a.path()));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("generator_config"), "{stderr}");
+}
+
 #[test]
 fn run_without_python_exits_3_naming_the_install_command() {
     let (code, stdout, stderr) = run(hlo_diff()

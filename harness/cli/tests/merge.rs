@@ -82,6 +82,8 @@ fn two_merged_shards_equal_the_unsharded_campaign() {
             "--no-voter",
             "--xla-option",
             "xla_cpu_enable_fast_min_max=true",
+            // A fixed configuration: these findings must be certain.
+            "--no-swarm",
             "--gen-config",
             gen_path.to_str().unwrap(),
             "--out",

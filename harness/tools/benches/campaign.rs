@@ -87,7 +87,7 @@ fn main() {
     let raw = pool_rate(
         &(0..n as u64)
             .map(|g| {
-                let p = programs_for(seed, g, 1, &gen).remove(0);
+                let p = programs_for(seed, g, 1, &gen, true).remove(0);
                 (hlo::print::module_to_string(&p.module), p.inputs)
             })
             .collect::<Vec<_>>(),

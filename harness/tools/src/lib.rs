@@ -15,3 +15,4 @@ pub mod releases;
 pub mod repeat;
 pub mod script;
 pub mod triage;
+pub mod xla_coverage;

@@ -477,6 +477,7 @@ fn bisect_and_campaigns_agree_on_a_difference_an_allowed_choice_explains() {
             seed: 0,
             module,
             inputs,
+            config: generators::Config::default(),
         }],
     );
     let v = &reports[0].verdict;

@@ -50,6 +50,7 @@ fn program(op: &str) -> Program {
             f32s(&[1.0, f64::NAN, -2.0, f64::NAN]),
             f32s(&[f64::NAN, 3.0, 5.0, f64::NAN]),
         ],
+        config: generators::Config::default(),
     }
 }
 
@@ -179,8 +180,19 @@ fn end_to_end_campaign_of_fifty_modules() {
             f.meta["input_set"].as_u64(),
         ) {
             if f.meta["only_when_packed"] != true {
-                let p = &tools::campaign::programs_for(1234, g, 2, &cfg.generator)[j as usize];
-                let want = tools::campaign::inputs_for(p, set, &cfg.generator);
+                let p = &tools::campaign::programs_for(1234, g, 2, &cfg.generator, cfg.swarm)
+                    [j as usize];
+                let want = tools::campaign::inputs_for(p, set);
+                // The recorded configuration gives the program back.
+                let recorded: generators::Config =
+                    serde_json::from_value(f.meta["generator_config"].clone()).unwrap();
+                assert_eq!(recorded, p.config);
+                assert_eq!(
+                    hlo::print::module_to_string(&generators::generate_from_seed(
+                        p.seed, &recorded
+                    )),
+                    hlo::print::module_to_string(&p.module)
+                );
                 assert_eq!(inputs, want, "{}", d.display());
             }
         }
@@ -201,6 +213,7 @@ fn program_of(text: &str, inputs: Vec<Literal>) -> Program {
         seed: 0,
         module: hlo::parse::parse_module(text).unwrap(),
         inputs,
+        config: generators::Config::default(),
     }
 }
 
@@ -363,12 +376,12 @@ fn implementation_choices_explain_differences_instead_of_findings() {
 #[test]
 fn input_sets_are_reproducible_and_differ_from_the_first() {
     let gen = generators::Config::default();
-    let progs = tools::campaign::programs_for(77, 3, 16, &gen);
+    let progs = tools::campaign::programs_for(77, 3, 16, &gen, true);
     let mut differ = 0;
     for p in &progs {
-        assert_eq!(tools::campaign::inputs_for(p, 0, &gen), p.inputs);
-        let a = tools::campaign::inputs_for(p, 1, &gen);
-        assert_eq!(a, tools::campaign::inputs_for(p, 1, &gen));
+        assert_eq!(tools::campaign::inputs_for(p, 0), p.inputs);
+        let a = tools::campaign::inputs_for(p, 1);
+        assert_eq!(a, tools::campaign::inputs_for(p, 1));
         let shapes = |v: &[Literal]| v.iter().map(Literal::shape).collect::<Vec<_>>();
         assert_eq!(shapes(&a), shapes(&p.inputs));
         differ += usize::from(a != p.inputs);

@@ -88,6 +88,7 @@ pub fn fuzz_one(data: &[u8]) -> Option<Finding> {
             seed,
             module,
             inputs,
+            config: g.generator.clone(),
         }],
     );
     // A finding that could not be stored, or XLA gone: nothing after this can be trusted.

@@ -56,7 +56,7 @@ pub use engine::engines::{EngineError, Engines};
 pub use findings::summary::{CampaignSummary, Sample};
 pub use findings::timings::ModuleTimings;
 pub use fuzz::{fuzz_one, Finding};
-pub use programs::{inputs_for, programs_for, Program};
+pub use programs::{inputs_for, program_config, programs_for, Program};
 pub use run::run_campaign;
 pub use tester::{Fault, ProgramReport, Tester};
 
@@ -87,6 +87,10 @@ pub struct CampaignConfig {
     pub input_sets: usize,
     pub stop: Stop,
     pub generator: generators::Config,
+    /// Each program draws its own configuration within `generator` from its seed
+    /// (`generators::program_config`: swarm testing per program); without it every program
+    /// uses `generator` itself.
+    pub swarm: bool,
     pub python: Option<PathBuf>,
     /// Ask `stablehlo-ref` to vote on mismatches.
     pub voter: bool,
@@ -121,6 +125,7 @@ impl Default for CampaignConfig {
                 iterations: Some(100),
             },
             generator: generators::Config::default(),
+            swarm: true,
             python: None,
             voter: true,
             progress: true,

@@ -112,7 +112,6 @@ pub fn run_campaign(
     let tester = Tester {
         campaign_seed: cfg.seed,
         input_sets: cfg.input_sets.max(1),
-        generator: cfg.generator.clone(),
         environment: Some(environment.clone()),
         ..Tester::new(
             &engines,
@@ -326,7 +325,13 @@ impl<'a> FuzzPhase<'a> {
         let (si, sn) = self.cfg.shard;
         let g = k * sn + si;
         let tg = Instant::now();
-        let programs = programs_for(self.cfg.seed, g, self.cfg.pack.max(1), &self.cfg.generator);
+        let programs = programs_for(
+            self.cfg.seed,
+            g,
+            self.cfg.pack.max(1),
+            &self.cfg.generator,
+            self.cfg.swarm,
+        );
         let gen_ms = tg.elapsed().as_secs_f64() * 1e3;
         let (reports, tm) = self.tester.test_programs_timed(g, &programs);
         if let Some(f) = self.tester.take_fault() {

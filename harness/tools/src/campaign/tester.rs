@@ -126,8 +126,6 @@ pub struct Tester<'a> {
     pub campaign_seed: u64,
     /// Input sets per program: the packed module is compiled once and run on each.
     pub input_sets: usize,
-    /// Draws the input sets after the first.
-    pub generator: generators::Config,
     /// Where the campaign runs (`engine::environment::Environment`'s JSON, computed once per
     /// campaign): every stored finding's `meta.environment`.
     pub environment: Option<serde_json::Value>,
@@ -151,7 +149,6 @@ impl<'a> Tester<'a> {
             },
             campaign_seed: 0,
             input_sets: 1,
-            generator: generators::Config::default(),
             environment: None,
         }
     }
@@ -206,7 +203,8 @@ impl<'a> Tester<'a> {
                     .map(|p| Program {
                         seed: p.seed,
                         module: p.module.clone(),
-                        inputs: inputs_for(p, set, &self.generator),
+                        inputs: inputs_for(p, set),
+                        config: p.config.clone(),
                     })
                     .collect();
                 let (r, t, _) = self.test_input_set(g, set, &again, &mut settled);
@@ -234,6 +232,7 @@ impl<'a> Tester<'a> {
                 seed: programs[j].seed,
                 module: programs[j].module.clone(),
                 inputs: programs[j].inputs.clone(),
+                config: programs[j].config.clone(),
             })
             .collect();
         let (mut reports, timings) = if valid.is_empty() {
@@ -601,7 +600,8 @@ impl<'a> Tester<'a> {
                 &p.inputs,
                 &all,
                 occurrence,
-                json!({"module_index": g, "program": j, "program_seed": p.seed, "input_set": set}),
+                json!({"module_index": g, "program": j, "program_seed": p.seed, "input_set": set,
+                       "generator_config": p.config}),
             );
             return (verdict, rec);
         }
@@ -626,7 +626,7 @@ impl<'a> Tester<'a> {
             outcomes,
             occurrence,
             json!({"module_index": g, "program": j, "program_seed": p.seed, "input_set": set,
-                   "only_when_packed": true, "alone": verdict.kind.name()}),
+                   "generator_config": p.config, "only_when_packed": true, "alone": verdict.kind.name()}),
         );
         (packed_verdict, rec)
     }
