@@ -106,6 +106,9 @@ fn a_killed_campaign_resumes_without_losing_or_duplicating_findings() {
             "99",
             "--quiet",
             "--no-voter",
+            // The fixed configuration above for every program (campaigns otherwise draw one
+            // per program from it), so findings are certain and the run is long enough to kill.
+            "--no-swarm",
             "--xla-option",
             "xla_cpu_enable_fast_min_max=true",
             "--gen-config",
