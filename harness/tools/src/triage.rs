@@ -636,7 +636,52 @@ fn culprit_line(v: &Verdict, b: Option<&BisectReport>) -> Option<String> {
                 ),
                 (Some(c), None) => format!("pass `{}`", c.pass),
                 (None, _) if !b.xla_matches_oracle => {
-                    "below HLO: no pass changed the result (code generation, runtime or a library kernel)".into()
+                    let avoided = b
+                        .disable_search
+                        .as_ref()
+                        .filter(|d| !d.minimal.is_empty())
+                        .map(|d| {
+                            format!(
+                                "; disabling {} avoids it",
+                                d.minimal
+                                    .iter()
+                                    .map(|p| format!("`{p}`"))
+                                    .collect::<Vec<_>>()
+                                    .join(" + ")
+                            )
+                        })
+                        .unwrap_or_default();
+                    let kernel = b
+                        .isolation
+                        .as_ref()
+                        .and_then(|i| i.wrong())
+                        .map(|k| {
+                            format!(
+                                "; the wrong kernel is `{}` ({}{})",
+                                k.name,
+                                k.kind,
+                                k.created_by
+                                    .as_deref()
+                                    .map(|p| format!(", made by `{p}`"))
+                                    .unwrap_or_default()
+                            )
+                        })
+                        .unwrap_or_default();
+                    match (&b.evidence.first_unevaluable, b.evidence.below_hlo) {
+                        (_, true) => format!(
+                            "below HLO: every snapshot agrees (code generation, runtime or a \
+                             library kernel){kernel}{avoided}"
+                        ),
+                        (Some(u), false) => format!(
+                            "not established: the oracle cannot evaluate the module after `{}` \
+                             ({}){kernel}{avoided}",
+                            u.pass,
+                            u.note.as_deref().unwrap_or("not evaluable")
+                        ),
+                        (None, false) => format!(
+                            "not established: no evaluated snapshot differs{kernel}{avoided}"
+                        ),
+                    }
                 }
                 (None, _) => "not found: the bisected compile agreed with the reference".into(),
             })
@@ -965,6 +1010,65 @@ fn release_range(
 
 #[cfg(test)]
 mod tests {
+    use crate::bisect::{BisectReport, Evidence, StepRef};
+    use judge::{Verdict, VerdictKind};
+
+    fn report(evidence: Evidence) -> BisectReport {
+        BisectReport {
+            backend: "xla-cpu".into(),
+            module_name: "m".into(),
+            dump_dir: None,
+            xla_matches_oracle: false,
+            xla_vs_oracle: String::new(),
+            input_matches_before_optimizations: Some(true),
+            steps: Vec::new(),
+            after_optimizations: None,
+            culprit: None,
+            disabled_check: None,
+            disable_search: None,
+            evidence,
+            failure: None,
+            isolation: None,
+            skipped: 0,
+            evaluated: 0,
+            conclusion: String::new(),
+            expected: String::new(),
+            actual: String::new(),
+        }
+    }
+
+    /// openxla/xla#13054 on jaxlib 0.4.28: the snapshot after onednn-matmul-rewriter holds a
+    /// `__onednn$matmul` the oracle cannot evaluate, so the one-line culprit may not say "below
+    /// HLO"; it says what is not established and where the evidence stops.
+    #[test]
+    fn the_culprit_line_says_below_hlo_only_when_every_snapshot_agrees() {
+        let v: Verdict = serde_json::from_str(
+            r#"{"verdict":"mismatch","backend":"xla-cpu","stage":null,"signal":null,"message":"","label":null,"mismatched_outputs":[0],"comparison":null,"vote":null}"#,
+        )
+        .unwrap();
+        assert_eq!(v.kind, VerdictKind::Mismatch);
+        let stopped = report(Evidence {
+            first_unevaluable: Some(StepRef {
+                step: 26,
+                pass: "onednn-matmul-rewriter".into(),
+                path: String::new(),
+                note: Some("custom-call target \"__onednn$matmul\"".into()),
+            }),
+            last_agreeing: None,
+            below_hlo: false,
+        });
+        let line = super::culprit_line(&v, Some(&stopped)).unwrap();
+        assert!(line.starts_with("not established"), "{line}");
+        assert!(line.contains("onednn-matmul-rewriter"), "{line}");
+        assert!(!line.contains("below HLO"), "{line}");
+        let all = report(Evidence {
+            below_hlo: true,
+            ..Evidence::default()
+        });
+        let line = super::culprit_line(&v, Some(&all)).unwrap();
+        assert!(line.starts_with("below HLO"), "{line}");
+    }
+
     /// Lines of real `cpu_after_optimizations` dumps: jaxlib 0.4.26 (jax.nn.softmax over axis 0,
     /// jax-ml/jax#20856) and 0.10.2 (the maximum reduction of
     /// corpora/regressions/xla_bucket_reduce_max_nan_large.hlo in a YNNPACK fusion).
