@@ -495,19 +495,34 @@ impl<'m> Ctx<'m> {
                 let f0 = crate::variant::flush_operand(i.opcode, a(0)?, &self.opts.variant)?;
                 let f1 = crate::variant::flush_operand(i.opcode, a(1)?, &self.opts.variant)?;
                 let (x0, x1) = (f0.as_ref().map_or(a(0), Ok)?, f1.as_ref().map_or(a(1), Ok)?);
-                Value::array(dot::dot(i, x0, x1, self.opts.variant.accumulation)?)
+                let r = dot::dot(i, x0, x1, self.opts.variant.accumulation)?;
+                // A NaN a dot makes (inf * 0) is signed as any arithmetic op's.
+                let args = [&**x0, &**x1];
+                Value::array(crate::variant::adjust(
+                    O::Dot,
+                    &args,
+                    r,
+                    &self.opts.variant,
+                )?)
             }
             O::Convolution => {
                 need(2)?;
                 let f0 = crate::variant::flush_operand(i.opcode, a(0)?, &self.opts.variant)?;
                 let f1 = crate::variant::flush_operand(i.opcode, a(1)?, &self.opts.variant)?;
                 let (x0, x1) = (f0.as_ref().map_or(a(0), Ok)?, f1.as_ref().map_or(a(1), Ok)?);
-                Value::array(dot::convolution(
+                let r = dot::convolution(
                     i,
                     x0,
                     x1,
                     self.opts.variant.accumulation,
                     self.opts.variant.skip_conv_padding,
+                )?;
+                let args = [&**x0, &**x1];
+                Value::array(crate::variant::adjust(
+                    O::Convolution,
+                    &args,
+                    r,
+                    &self.opts.variant,
                 )?)
             }
             O::Sort => sort::sort(self, i, ops)?,

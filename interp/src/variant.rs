@@ -399,19 +399,23 @@ pub fn flush_operand(
     v: &Variant,
 ) -> Result<Option<std::sync::Arc<Array>>> {
     use PrimitiveType as T;
+    // The modulus of a complex value is arithmetic (XLA CPU flushes a subnormal part there:
+    // abs of c64 (1e-45, 0) is 0); abs of a real value only clears the sign bit.
+    let complex_abs = op == Opcode::Abs && a.ty.is_complex();
     if !v.flush_denormals
-        || matches!(
-            op,
-            Opcode::Convert
-                | Opcode::BitcastConvert
-                | Opcode::Negate
-                | Opcode::Abs
-                | Opcode::Real
-                | Opcode::Imag
-                | Opcode::Complex
-                | Opcode::ReducePrecision
-                | Opcode::Copy
-        )
+        || !complex_abs
+            && matches!(
+                op,
+                Opcode::Convert
+                    | Opcode::BitcastConvert
+                    | Opcode::Negate
+                    | Opcode::Abs
+                    | Opcode::Real
+                    | Opcode::Imag
+                    | Opcode::Complex
+                    | Opcode::ReducePrecision
+                    | Opcode::Copy
+            )
     {
         return Ok(None);
     }
@@ -471,7 +475,9 @@ pub fn adjust(op: Opcode, args: &[&Array], a: Array, v: &Variant) -> Result<Arra
         (true, PrimitiveType::F16) => Some((0x7c00, 0x3ff, 0x8000)),
         _ => None,
     };
-    let nan_sign = v.nan_sign.filter(|_| !keeps_sign(op));
+    // abs of a complex value is a modulus computed in arithmetic: its NaN's sign is free too.
+    let complex_abs = op == Opcode::Abs && args.first().is_some_and(|x| x.ty.is_complex());
+    let nan_sign = v.nan_sign.filter(|_| !keeps_sign(op) || complex_abs);
     let normwise = v.normwise_complex && a.ty.is_complex();
     // Normwise nudges leave real results alone.
     let nudge = if rounds_like_approximated(op, a.ty)
@@ -667,6 +673,48 @@ mod tests {
         };
         assert_eq!(bits(None), 0x7fc0_0000);
         assert_eq!(bits(Some(true)), 0xffc0_0000);
+    }
+
+    /// A dot's inf * 0 and a complex modulus of NaN are arithmetic NaNs: their sign is the
+    /// variant's (XLA CPU sorts a f8e5m2 dot's NaN of -inf * 0 as positive under TOTALORDER).
+    #[test]
+    fn dot_and_complex_abs_nans_take_the_variants_sign() {
+        let m = hlo::parse::parse_module(
+            "HloModule d\n\nENTRY %main (x: f32[1], y: f32[1], z: c64[]) -> (s32[], s32[]) {\n  %x = f32[1] parameter(0)\n  %y = f32[1] parameter(1)\n  %z = c64[] parameter(2)\n  %d = f32[] dot(%x, %y), lhs_contracting_dims={0}, rhs_contracting_dims={0}\n  %a = f32[] abs(%z)\n  %bd = s32[] bitcast-convert(%d)\n  %ba = s32[] bitcast-convert(%a)\n  ROOT %t = (s32[], s32[]) tuple(%bd, %ba)\n}\n",
+        )
+        .unwrap();
+        let f32s = |v: f64| {
+            hlo::Literal::Array(
+                hlo::ArrayLiteral::from_scalars(PrimitiveType::F32, vec![1], &[hlo::Scalar::F(v)])
+                    .unwrap(),
+            )
+        };
+        let z = hlo::Literal::Array(
+            hlo::ArrayLiteral::from_scalars(
+                PrimitiveType::C64,
+                vec![],
+                &[hlo::Scalar::C(f64::NAN, 1.0)],
+            )
+            .unwrap(),
+        );
+        let args = [f32s(f64::NEG_INFINITY), f32s(0.0), z];
+        let signs = |nan_sign| {
+            let opts = crate::EvalOptions {
+                variant: Variant {
+                    nan_sign,
+                    ..Variant::default()
+                },
+                ..crate::EvalOptions::default()
+            };
+            let hlo::Literal::Tuple(t) = crate::evaluate_with(&m, &args, &opts).unwrap() else {
+                panic!("a tuple")
+            };
+            t.iter()
+                .map(|l| (l.as_array().unwrap().get(0).to_f64() as i64) < 0)
+                .collect::<Vec<bool>>()
+        };
+        assert_eq!(signs(Some(true)), vec![true, true]);
+        assert_eq!(signs(Some(false)), vec![false, false]);
     }
 
     /// `adjust` of a unary op's result `a` (its operand unknown: NaN).
