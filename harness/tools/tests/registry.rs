@@ -35,6 +35,22 @@ fn case_of(path: &Path) -> (String, Case) {
     (text, Case { module, inputs })
 }
 
+/// A case minimized, bisected and bucketed as a campaign does it (default minimizer, 60 s).
+fn bucket_as_campaign(
+    case: Case,
+    backend: &Arc<WorkerBackend>,
+) -> findings::bucket::MinimizedRecord {
+    bucket_case(
+        case,
+        None,
+        backend,
+        Vec::new(),
+        &MinimizeConfig::default(),
+        Duration::from_secs(60),
+        None,
+    )
+}
+
 #[test]
 fn every_xla_bug_module_has_a_registry_entry() {
     let reg = registry();
@@ -104,15 +120,7 @@ fn every_regression_module_lands_in_its_entrys_bucket() {
             }
             continue;
         }
-        let rec = bucket_case(
-            case,
-            None,
-            &backend,
-            Vec::new(),
-            &MinimizeConfig::default(),
-            Duration::from_secs(60),
-            None,
-        );
+        let rec = bucket_as_campaign(case, &backend);
         match (e.status, rec.status.as_str()) {
             (Status::Fixed, "no-bug") => {}
             (Status::Fixed, s) => {
@@ -153,14 +161,6 @@ fn a_reassociated_long_product_is_no_bug() {
     let backend = Arc::new(WorkerBackend::xla_cpu(
         WorkerConfig::new(Platform::Cpu).with_workers(1),
     ));
-    let rec = bucket_case(
-        case,
-        None,
-        &backend,
-        Vec::new(),
-        &MinimizeConfig::default(),
-        Duration::from_secs(60),
-        None,
-    );
+    let rec = bucket_as_campaign(case, &backend);
     assert_eq!(rec.status, "no-bug", "{}: {}", rec.title, rec.message);
 }
