@@ -100,7 +100,7 @@ pub fn map(ctx: &mut Ctx, i: &Instruction, ops: &[&Value]) -> Result<Value> {
     Ok(Value::array(out))
 }
 
-pub fn custom_call(_ctx: &mut Ctx, i: &Instruction, ops: &[&Value]) -> Result<Value> {
+pub fn custom_call(ctx: &mut Ctx, i: &Instruction, ops: &[&Value]) -> Result<Value> {
     let target = attrs::word(i, "custom_call_target").unwrap_or_default();
     match target.as_str() {
         "TopK" | "__cpu$TopK" => {
@@ -112,7 +112,8 @@ pub fn custom_call(_ctx: &mut Ctx, i: &Instruction, ops: &[&Value]) -> Result<Va
             .first()
             .map(|v| (*v).clone())
             .ok_or_else(|| invalid("no operand")),
-        t => crate::linalg::lapack_custom_call(i, t, ops)
+        t => crate::onednn::custom_call(ctx, i, t, ops)
+            .or_else(|| crate::linalg::lapack_custom_call(i, t, ops))
             .unwrap_or_else(|| Err(unsupported(format!("custom-call target \"{t}\"")))),
     }
 }

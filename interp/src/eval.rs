@@ -17,7 +17,7 @@ struct Plan {
 
 pub(crate) struct Ctx<'m> {
     pub module: &'m Module,
-    opts: EvalOptions,
+    pub(crate) opts: EvalOptions,
     steps: u64,
     live_bytes: u64,
     plans: Vec<Option<Rc<Plan>>>,

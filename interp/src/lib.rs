@@ -20,6 +20,7 @@ mod eval;
 mod fft;
 pub mod host;
 mod linalg;
+pub mod onednn;
 mod reduce;
 pub use reduce::simple_binop;
 mod rng;

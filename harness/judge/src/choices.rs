@@ -146,6 +146,8 @@ fn candidate_variants(
     variants.remove(0); // the default evaluation is already a candidate
     if any_instruction(module, |i| {
         matches!(i.opcode, hlo::Opcode::Dot | hlo::Opcode::Convolution)
+            || (i.opcode == hlo::Opcode::CustomCall
+                && interp::onednn::call_profile(i, &[]).is_some_and(|p| p.contraction))
     }) {
         for accumulation in [Accumulation::Narrow, Accumulation::NarrowFused] {
             variants.push(Variant {

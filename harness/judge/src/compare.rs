@@ -918,6 +918,12 @@ fn reduction_length(module: &Module, comp: &hlo::Computation, ins: &hlo::Instruc
             product(operand_dims(0))
         }
         Opcode::AllReduce | Opcode::ReduceScatter => 1,
+        // XLA CPU's library calls (oneDNN matmul, convolution, softmax) reduce like the ops
+        // they replaced.
+        Opcode::CustomCall => {
+            let dims: Vec<Vec<i64>> = (0..ins.operands.len()).map(operand_dims).collect();
+            interp::onednn::call_profile(ins, &dims).map_or(0, |p| p.reduction_length)
+        }
         _ => {
             let _ = module;
             0
@@ -943,6 +949,16 @@ fn cone_hint(module: &Module, comp_id: CompId, start: InstrId) -> ToleranceHint 
             .saturating_add(reduction_length(module, comp, ins));
         if TRANSCENDENTAL.contains(&ins.opcode) {
             hint.approximate_transcendentals = true;
+        }
+        if ins.opcode == Opcode::CustomCall {
+            let dims: Vec<Vec<i64>> = ins
+                .operands
+                .iter()
+                .map(|&o| comp.instructions[o].shape.dims().to_vec())
+                .collect();
+            if interp::onednn::call_profile(ins, &dims).is_some_and(|p| p.approximated) {
+                hint.approximate_transcendentals = true;
+            }
         }
         if ins.opcode == Opcode::Power {
             hint.power = true;
