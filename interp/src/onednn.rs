@@ -155,6 +155,9 @@ fn post_ops(config: &Json) -> Result<(Vec<PostOp>, Option<f32>)> {
     Ok((ops, alpha))
 }
 
+/// An array's element type and dimensions.
+type Dims = (PrimitiveType, Vec<usize>);
+
 /// HLO text of one computation, built an instruction at a time.
 struct Text {
     body: String,
@@ -256,13 +259,7 @@ impl Text {
 }
 
 /// The module text: reducers, then the entry with one parameter per operand and `root`.
-fn module_text(
-    name: &str,
-    reducers: &str,
-    operands: &[(PrimitiveType, Vec<usize>)],
-    t: &Text,
-    root: &str,
-) -> String {
+fn module_text(name: &str, reducers: &str, operands: &[Dims], t: &Text, root: &str) -> String {
     let mut s = format!("HloModule {name}\n\n{reducers}ENTRY main {{\n");
     for (k, (ty, dims)) in operands.iter().enumerate() {
         let _ = writeln!(s, "  p{k} = {} parameter({k})", shape_text(*ty, dims));
@@ -273,13 +270,8 @@ fn module_text(
 }
 
 /// The array result of a call, and the other elements of a tuple result (oneDNN's scratchpad).
-fn result_parts(
-    shape: &Shape,
-) -> Result<(
-    (PrimitiveType, Vec<usize>),
-    Vec<(PrimitiveType, Vec<usize>)>,
-)> {
-    let arr = |s: &Shape| -> Result<(PrimitiveType, Vec<usize>)> {
+fn result_parts(shape: &Shape) -> Result<(Dims, Vec<Dims>)> {
+    let arr = |s: &Shape| -> Result<Dims> {
         match s {
             Shape::Array(a) if a.dims.iter().all(|&d| d >= 0) => {
                 Ok((a.ty, a.dims.iter().map(|&d| d as usize).collect()))
@@ -299,12 +291,7 @@ fn result_parts(
 }
 
 /// The root: the result, or a tuple of it and zero-filled scratch buffers.
-fn root_of(
-    t: &mut Text,
-    y: &str,
-    result: &(PrimitiveType, Vec<usize>),
-    rest: &[(PrimitiveType, Vec<usize>)],
-) -> String {
+fn root_of(t: &mut Text, y: &str, result: &Dims, rest: &[Dims]) -> String {
     if rest.is_empty() {
         return format!("{} copy({y})", shape_text(result.0, &result.1));
     }
@@ -415,11 +402,7 @@ fn half_x_times_one_plus(
 /// `__onednn$matmul(A, B, extra...)`: `A` is `[batch..., M, K]` (`[..., K, M]` with
 /// `transpose_a`), `B` is `[batch..., K, N]` (`[..., N, K]` with `transpose_b`); batch dimensions
 /// broadcast to the result's; then the post-ops.
-fn matmul(
-    config: &Json,
-    operands: &[(PrimitiveType, Vec<usize>)],
-    shape: &Shape,
-) -> Result<String> {
+fn matmul(config: &Json, operands: &[Dims], shape: &Shape) -> Result<String> {
     let c = config
         .get("onednn_matmul_config")
         .ok_or_else(|| unsupported("__onednn$matmul without onednn_matmul_config"))?;
@@ -491,23 +474,13 @@ fn matmul(
 }
 
 /// `__onednn$softmax(x)` over `softmax_axis`: exp(x - max) / sum(exp(x - max)).
-fn softmax(
-    config: &Json,
-    operands: &[(PrimitiveType, Vec<usize>)],
-    shape: &Shape,
-) -> Result<String> {
-    let c = config
-        .get("onednn_softmax_config")
-        .ok_or_else(|| unsupported("__onednn$softmax without onednn_softmax_config"))?;
-    let axis = c.get("softmax_axis").map_or(Some(0), int_of);
+fn softmax(config: &Json, operands: &[Dims], shape: &Shape) -> Result<String> {
     let (result, rest) = result_parts(shape)?;
     let [(xty, dims)] = operands else {
         return Err(unsupported("__onednn$softmax takes one operand"));
     };
-    let axis = axis
-        .and_then(|a| usize::try_from(a).ok())
-        .filter(|&a| a < dims.len())
-        .ok_or_else(|| unsupported(format!("softmax_axis of {c}")))?;
+    let axis = softmax_axis(config, dims.len())
+        .ok_or_else(|| unsupported(format!("the softmax axis of {config}")))?;
     if result.1 != *dims || !rest.is_empty() {
         return Err(unsupported(
             "__onednn$softmax whose result is not its operand's shape",
@@ -555,6 +528,16 @@ fn softmax(
     ))
 }
 
+/// The axis a softmax call normalizes over: `softmax_axis` of its config (proto3 leaves out a
+/// 0); without any config (jaxlib 0.4.26, whose kernel has no axis setting) the last one.
+fn softmax_axis(config: &Json, rank: usize) -> Option<usize> {
+    let axis = match config.get("onednn_softmax_config") {
+        Some(c) => c.get("softmax_axis").map_or(Some(0), int_of)?,
+        None => rank.checked_sub(1)? as i64,
+    };
+    usize::try_from(axis).ok().filter(|&a| a < rank)
+}
+
 /// One reading of a convolution config: dimension numbers and window, zero-based.
 struct ConvLayout {
     labels: String,
@@ -565,11 +548,7 @@ struct ConvLayout {
 /// store spatial dimensions, padding, strides and dilations either one-based (each value + 1) or
 /// as they are; the reading whose output shape is the call's result shape is taken, and a config
 /// that neither reading explains is unsupported.
-fn convolution(
-    config: &Json,
-    operands: &[(PrimitiveType, Vec<usize>)],
-    shape: &Shape,
-) -> Result<String> {
+fn convolution(config: &Json, operands: &[Dims], shape: &Shape) -> Result<String> {
     let c = config
         .get("onednn_conv_config")
         .ok_or_else(|| unsupported("__onednn$convolution without onednn_conv_config"))?;
@@ -789,15 +768,9 @@ pub fn call_profile(i: &Instruction, operand_dims: &[Vec<i64>]) -> Option<CallPr
             })
         }
         "__onednn$softmax" => {
-            let axis = config
-                .get("onednn_softmax_config")
-                .and_then(|c| c.get("softmax_axis"))
-                .map_or(Some(0), int_of)
-                .and_then(|a| usize::try_from(a).ok());
             let n = operand_dims
                 .first()
-                .zip(axis)
-                .and_then(|(x, a)| x.get(a).copied())
+                .and_then(|x| Some(x[softmax_axis(&config, x.len())?]))
                 .unwrap_or(1);
             Some(CallProfile {
                 reduction_length: size(n),

@@ -9,11 +9,13 @@ use crate::bisect::{bisect, BisectOptions, BisectReport};
 use crate::minimize::predicate::{Observation, Runner, Target};
 use crate::minimize::{self, Case, Options, Stats};
 use crate::releases::{bisect_releases, ReleaseOptions, ReleaseReport, Symptom};
-use engine::backend::{Backend, RunOptions};
+use engine::backend::{Backend, Outcome, RunOptions};
 use engine::worker::WorkerBackend;
 use findings::repro::{write_repro_dir, Repro, ReproFiles};
 use hlo::Literal;
 use judge::classify::{Verdict, VerdictKind};
+use judge::compare::Tolerance;
+use judge::{Judge, Trial};
 use serde::Serialize;
 use std::path::Path;
 use std::sync::Arc;
@@ -779,18 +781,44 @@ pub fn triage(
                      --xla_dump_large_constants=true)",
                 );
             }
+            let mut script_time = None;
             if let Some(c) = &dumped_case {
-                if let Some(note) = compiled_differently(session, c, &ctx.original_files) {
-                    message.push_str(&note);
+                if let Some(d) = compiled_differently(session, c, &ctx.original_files) {
+                    message.push_str(&d.note);
+                    script_time = Some(d);
                 }
             }
             let repeat = clean_case
                 .map(|c| fresh_repeats(session, &c, ctx.repeat, ctx.python.clone()))
                 .unwrap_or_default();
-            return Ok(TriageResult {
+            let mut r = TriageResult {
                 repeat,
                 ..TriageResult::no_bug(name, v.kind.name(), message, Some(before), start.elapsed())
-            });
+            };
+            if let Some(d) = script_time.filter(|d| d.changed_result) {
+                r.bug = true;
+                r.message = format!(
+                    "the re-run agrees with the oracle, but{}",
+                    d.note.trim_start_matches('.')
+                );
+                r.verdict = "mismatch".into();
+                r.title = Some(format!(
+                    "XLA:CPU's rewrite to {} changes the result of {name}{}",
+                    d.calls,
+                    ctx.versions
+                        .iter()
+                        .chain(session.versions().iter())
+                        .find(|(k, _)| k == "jaxlib" || k.ends_with("jaxlib"))
+                        .map(|(_, v)| format!(" [jaxlib {v}]"))
+                        .unwrap_or_default()
+                ));
+                r.culprit_summary = Some(format!(
+                    "the rewrite to {} (established on the script's own after_optimizations; \
+                     the re-run through HLO -> MLIR -> HLO does not make it)",
+                    d.calls
+                ));
+            }
+            return Ok(r);
         }
         Ok(m) => m,
     };
@@ -911,20 +939,36 @@ pub fn library_calls(optimized: &str) -> std::collections::BTreeSet<String> {
     out
 }
 
+/// What the script's own optimized module says when it called libraries the re-run does not.
+struct ScriptTimeCheck {
+    /// Appended to the triage message.
+    note: String,
+    /// The libraries, as `` `__onednn$softmax` ``.
+    calls: String,
+    /// The oracle evaluates the script's optimized module to another result than the module
+    /// itself: the rewrite changed what the module computes.
+    changed_result: bool,
+}
+
 /// When the script's own dump shows XLA calling libraries (`__onednn$softmax`, ...) that the
-/// re-run of the same module does not, a note saying so: hlo-diff re-runs a dumped module
-/// through HLO -> MLIR -> HLO, whose canonicalizer folds reshape/broadcast chains that some
-/// rewrites match on, so "XLA agrees" here does not clear what the script computed.
+/// re-run of the same module does not (hlo-diff re-runs a dumped module through HLO -> MLIR ->
+/// HLO, whose canonicalizer folds reshape/broadcast chains that some rewrites match on), "XLA
+/// agrees" does not clear what the script computed. The script's `after_optimizations` itself
+/// is then evaluated by the oracle (which evaluates the library calls as their kernels compute)
+/// and run on XLA as is: if the oracle's result differs from the module's, the rewrite changed
+/// the result; if both agree with the module, the script's compile is cleared too; otherwise
+/// nothing is claimed.
 fn compiled_differently(
     session: &Session,
     case: &Case,
     original: &[std::path::PathBuf],
-) -> Option<String> {
-    let theirs = original.iter().find(|f| {
+) -> Option<ScriptTimeCheck> {
+    let theirs_path = original.iter().find(|f| {
         f.file_name()
             .is_some_and(|n| n.to_string_lossy().ends_with("after_optimizations.txt"))
     })?;
-    let theirs = library_calls(&std::fs::read_to_string(theirs).ok()?);
+    let theirs_text = std::fs::read_to_string(theirs_path).ok()?;
+    let theirs = library_calls(&theirs_text);
     if theirs.is_empty() {
         return None;
     }
@@ -940,17 +984,121 @@ fn compiled_differently(
     if missing.is_empty() {
         return None;
     }
-    Some(format!(
-        ". Not cleared: when the script ran, XLA compiled this module with {}, which the re-run \
-         does not use (hlo-diff re-runs a dumped module through HLO -> MLIR -> HLO, whose \
-         canonicalizer can undo the pattern a rewrite matches); compare the script's output \
-         with and without that rewrite instead",
-        missing
-            .iter()
-            .map(|m| format!("`{m}`"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    ))
+    let calls = missing
+        .iter()
+        .map(|m| format!("`{m}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let not_cleared = format!(
+        ". Not cleared: when the script ran, XLA compiled this module with {calls}, which the \
+         re-run does not use (hlo-diff re-runs a dumped module through HLO -> MLIR -> HLO, whose \
+         canonicalizer can undo the pattern a rewrite matches)"
+    );
+    let check = |note: String, changed_result: bool| ScriptTimeCheck {
+        note,
+        calls: calls.clone(),
+        changed_result,
+    };
+    let file = theirs_path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    // The script's optimized module, on the oracle and on XLA, with the module's inputs.
+    let optimized = match hlo::parse::parse_module(&theirs_text) {
+        Ok(m) if m.entry_computation().parameter_shapes() == case.module.entry_computation().parameter_shapes() => m,
+        _ => {
+            return Some(check(
+                format!("{not_cleared}; its optimized module ({file}) cannot be run with the module's inputs"),
+                false,
+            ))
+        }
+    };
+    let oracle = engine::interp_backend::InterpBackend::new();
+    let judge = |module: &hlo::Module, text: Option<&str>, got: Outcome, want: Outcome| {
+        let outcomes = vec![
+            (engine::ORACLE.to_string(), want),
+            ("xla-cpu".to_string(), got),
+        ];
+        let tolerance = Tolerance {
+            scale: if session.tolerance_scale > 0.0 {
+                session.tolerance_scale
+            } else {
+                1.0
+            },
+            ..Tolerance::for_module(module)
+        };
+        Judge::offline()
+            .judge(&Trial {
+                module,
+                text,
+                inputs: &case.inputs,
+                outcomes: &outcomes,
+                reruns: &[],
+                tolerance: &tolerance,
+            })
+            .verdict
+    };
+    let of_module = oracle.run_module(&case.module, &case.inputs);
+    let of_optimized = oracle.run_module(&optimized, &case.inputs);
+    if let Outcome::Unsupported { what: why } | Outcome::HarnessError { message: why, .. } =
+        &of_optimized
+    {
+        return Some(check(
+            format!("{not_cleared}; the oracle cannot evaluate the script's optimized module ({file}): {why}"),
+            false,
+        ));
+    }
+    // Did the rewrite change the meaning? (the module's oracle result as the reference)
+    let meaning = judge(&case.module, None, of_optimized.clone(), of_module);
+    // Does XLA's kernel compute what the oracle says the optimized module means?
+    let xla_run = w.run(&theirs_text, &case.inputs, &session.opts);
+    let kernel = match &xla_run {
+        Outcome::Ok(_) => Some(judge(
+            &optimized,
+            Some(&theirs_text),
+            xla_run.clone(),
+            of_optimized,
+        )),
+        _ => None,
+    };
+    let kernel_note = match &kernel {
+        Some(v) if v.kind == VerdictKind::Match => {
+            "XLA running that optimized module as is agrees with the oracle's evaluation of it".to_string()
+        }
+        Some(v) => format!("XLA running that optimized module as is differs from the oracle's evaluation of it too: {}", first_line(&v.message)),
+        None => format!("XLA could not run that optimized module as is ({})", first_line(&xla_run.to_string())),
+    };
+    if meaning.kind == VerdictKind::Mismatch {
+        return Some(check(
+            format!(
+                ". The script's own optimized module ({file}, with {calls}) computes another \
+                 result than the module: {}; {kernel_note}. The rewrite to {calls} changed the \
+                 result (the re-run through HLO -> MLIR -> HLO does not make that rewrite, so \
+                 this is established on the script's optimized module, not minimized)",
+                first_line(&meaning.message)
+            ),
+            true,
+        ));
+    }
+    if meaning.kind == VerdictKind::Match
+        && kernel
+            .as_ref()
+            .is_some_and(|v| v.kind == VerdictKind::Match)
+    {
+        return Some(check(
+            format!(
+                ". The script compiled this module with {calls}, which the re-run does not use; \
+                 the script's own optimized module ({file}) was checked too: the oracle evaluates \
+                 it to the module's result and {kernel_note}"
+            ),
+            false,
+        ));
+    }
+    Some(check(format!("{not_cleared}; {kernel_note}"), false))
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or("")
 }
 
 /// The release bisection of a bug's minimized module: the failure searched for is the one the
