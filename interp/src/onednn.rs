@@ -15,7 +15,7 @@
 //! [`crate::EvalError::Unsupported`], never a guess.
 
 use crate::eval::{run_entry, Ctx};
-use crate::value::Value;
+use crate::value::{product, Value};
 use crate::{unsupported, EvalError, Result};
 use hlo::{Instruction, PrimitiveType, Shape};
 use serde_json::Value as Json;
@@ -43,7 +43,19 @@ pub(crate) fn custom_call(
             })
             .collect::<Result<Vec<_>>>()?;
         let config = backend_config(i)?;
-        let text = lower(&config, &operands, &i.shape)?;
+        // Whether each operand's elements are all equal (bit for bit): prepacked weights are in
+        // oneDNN's own blocked layout, which only a uniform buffer makes irrelevant.
+        let uniform: Vec<bool> = ops
+            .iter()
+            .map(|v| match v {
+                Value::Array(a) => {
+                    let x = crate::elementwise::to_f64s(&a.buf);
+                    x.windows(2).all(|w| w[0].to_bits() == w[1].to_bits())
+                }
+                _ => false,
+            })
+            .collect();
+        let text = lower(&config, &operands, &i.shape, &uniform)?;
         let module = hlo::parse::parse_module(&text).map_err(|e| EvalError::Internal {
             why: format!("{target} lowered to unparsable HLO: {e}\n{text}"),
         })?;
@@ -402,7 +414,7 @@ fn half_x_times_one_plus(
 /// `__onednn$matmul(A, B, extra...)`: `A` is `[batch..., M, K]` (`[..., K, M]` with
 /// `transpose_a`), `B` is `[batch..., K, N]` (`[..., N, K]` with `transpose_b`); batch dimensions
 /// broadcast to the result's; then the post-ops.
-fn matmul(config: &Json, operands: &[Dims], shape: &Shape) -> Result<String> {
+fn matmul(config: &Json, operands: &[Dims], shape: &Shape, uniform: &[bool]) -> Result<String> {
     let c = config
         .get("onednn_matmul_config")
         .ok_or_else(|| unsupported("__onednn$matmul without onednn_matmul_config"))?;
@@ -413,19 +425,41 @@ fn matmul(config: &Json, operands: &[Dims], shape: &Shape) -> Result<String> {
         return Err(unsupported("__onednn$matmul of less than two matrices"));
     }
     let r = out.len();
+    let prepacked = flag_of(c.get("weights_prepacked"))
+        || flag_of(
+            c.get("optimization_config")
+                .and_then(|o| o.get("weights_prepacked")),
+        );
     let mut t = Text::new();
     // Each side as `[batch..., rows, cols]` after its transpose, batch dims broadcast to the
     // result's; `want` is the matrix the dot needs.
     let mut side =
         |k: usize, transpose: bool, want: [Option<usize>; 2]| -> Result<(String, usize)> {
             let (xty, dims) = &operands[k];
-            let q = dims.len();
-            if q < 2 {
-                return Err(unsupported("__onednn$matmul of a vector"));
-            }
             let mut x = format!("p{k}");
             let mut d = dims.clone();
-            if transpose {
+            if dims.len() < 2 {
+                // Weights the rewriter prepacked: a flat buffer in oneDNN's blocked layout. Only
+                // when every element is the same does the layout not matter.
+                let (Some(rows), Some(cols)) = (want[0], want[1]) else {
+                    return Err(unsupported("__onednn$matmul of a vector"));
+                };
+                if !(k == 1 && prepacked && product(dims) == rows * cols) {
+                    return Err(unsupported(format!(
+                        "__onednn$matmul operand {k} {dims:?} for result {out:?}"
+                    )));
+                }
+                if !uniform.get(k).copied().unwrap_or(false) {
+                    return Err(unsupported(
+                        "__onednn$matmul weights prepacked in oneDNN's blocked layout (their \
+                         elements differ, so the layout matters)",
+                    ));
+                }
+                d = vec![rows, cols];
+                x = t.add(&shape_text(*xty, &d), format!("reshape({x})"));
+            }
+            let q = d.len();
+            if transpose && dims.len() >= 2 {
                 let mut perm: Vec<usize> = (0..q).collect();
                 perm.swap(q - 2, q - 1);
                 d.swap(q - 2, q - 1);
@@ -474,7 +508,7 @@ fn matmul(config: &Json, operands: &[Dims], shape: &Shape) -> Result<String> {
 }
 
 /// `__onednn$softmax(x)` over `softmax_axis`: exp(x - max) / sum(exp(x - max)).
-fn softmax(config: &Json, operands: &[Dims], shape: &Shape) -> Result<String> {
+fn softmax(config: &Json, operands: &[Dims], shape: &Shape, _: &[bool]) -> Result<String> {
     let (result, rest) = result_parts(shape)?;
     let [(xty, dims)] = operands else {
         return Err(unsupported("__onednn$softmax takes one operand"));
@@ -548,7 +582,7 @@ struct ConvLayout {
 /// store spatial dimensions, padding, strides and dilations either one-based (each value + 1) or
 /// as they are; the reading whose output shape is the call's result shape is taken, and a config
 /// that neither reading explains is unsupported.
-fn convolution(config: &Json, operands: &[Dims], shape: &Shape) -> Result<String> {
+fn convolution(config: &Json, operands: &[Dims], shape: &Shape, _: &[bool]) -> Result<String> {
     let c = config
         .get("onednn_conv_config")
         .ok_or_else(|| unsupported("__onednn$convolution without onednn_conv_config"))?;
@@ -891,5 +925,55 @@ ENTRY main {
             .map(|k| p2[0].as_array().unwrap().get(k).to_f64())
             .collect();
         assert_eq!(got, vec![1.0, 3.0, 1.0, 6.0]);
+    }
+}
+
+#[cfg(test)]
+mod prepacked_tests {
+    use hlo::{ArrayLiteral, Literal, PrimitiveType};
+
+    /// A matmul whose weights the rewriter prepacked (a flat constant in oneDNN's blocked
+    /// layout, as jaxlib 0.4.28 writes it for jax-ml/jax#13054): evaluated when every weight is
+    /// the same value (the layout cannot matter), refused otherwise.
+    fn module(weights: &str) -> hlo::Module {
+        hlo::parse::parse_module(&format!(
+            r#"HloModule m
+
+ENTRY main {{
+  a = f32[4,3] parameter(0)
+  w = f32[9] constant({weights})
+  c = f32[3] constant({{1, 2, 3}})
+  mm = (f32[4,3], u8[0]) custom-call(a, w, c), custom_call_target="__onednn$matmul", backend_config={{"outer_dimension_partitions":[],"onednn_matmul_config":{{"transpose_a":false,"transpose_b":false,"fused_ops":["BINARY_ADD"],"bias_broadcast":true,"alpha_typecast":0,"weights_prepacked":true,"user_scratchpad":true}}}}
+  ROOT r = f32[4,3] get-tuple-element(mm), index=0
+}}
+"#
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn prepacked_weights_evaluate_only_when_uniform() {
+        let a = Literal::Array(
+            ArrayLiteral::from_bytes(
+                PrimitiveType::F32,
+                vec![4, 3],
+                (0..12).flat_map(|k| (k as f32).to_le_bytes()).collect(),
+            )
+            .unwrap(),
+        );
+        let out = crate::evaluate(&module("{2, 2, 2, 2, 2, 2, 2, 2, 2}"), &[a.clone()]).unwrap();
+        // Row i of a is (3i, 3i+1, 3i+2): each output is 2 * (9i + 3) plus the row [1, 2, 3].
+        let got: Vec<f64> = (0..12)
+            .map(|k| out.as_array().unwrap().get(k).to_f64())
+            .collect();
+        let want: Vec<f64> = (0..12)
+            .map(|k| 2.0 * (9.0 * (k / 3) as f64 + 3.0) + (k % 3 + 1) as f64)
+            .collect();
+        assert_eq!(got, want);
+        let e = crate::evaluate(&module("{0, 1, 2, 3, 4, 5, 6, 7, 8}"), &[a]).unwrap_err();
+        assert!(
+            matches!(&e, crate::EvalError::Unsupported { what } if what.contains("blocked layout")),
+            "{e}"
+        );
     }
 }
