@@ -343,6 +343,43 @@ mod tests {
         assert!(alone.known.is_none() && !alone.new, "{alone:#?}");
     }
 
+    /// A known bucket carries its entry's release range and bisection result as the entry
+    /// states them; an entry without them adds neither key to the JSON.
+    #[test]
+    fn a_known_bucket_carries_its_entrys_releases_and_bisect_result() {
+        let tmp = tempfile::tempdir().unwrap();
+        let findings = vec![finding(&tmp.path().join("a"), "minimized")];
+        let known = |extra: &str| {
+            let reg_dir = tmp.path().join("reg");
+            std::fs::create_dir_all(&reg_dir).unwrap();
+            std::fs::write(
+                reg_dir.join("clz.toml"),
+                format!(
+                    "id = \"clz\"\ntitle = \"clz folded\"\nstatus = \"open\"\n{extra}\n[match]\nops_include = [\"count-leading-zeros\"]\n"
+                ),
+            )
+            .unwrap();
+            let registry = crate::registry::Registry::load(&reg_dir).unwrap();
+            let (buckets, _) = group(&findings, &registry, &History::new());
+            buckets[0]
+                .known
+                .clone()
+                .expect("the entry claims the bucket")
+        };
+        let k = known(
+            "releases = \"first bad 0.9.1\"\nbisect = \"pass constant_folding changed the result\"\n",
+        );
+        assert_eq!(k.releases, "first bad 0.9.1");
+        assert_eq!(k.bisect, "pass constant_folding changed the result");
+        let j = serde_json::to_value(&k).unwrap();
+        assert_eq!(j["bisect"], "pass constant_folding changed the result");
+        let bare = serde_json::to_value(known("")).unwrap();
+        assert!(
+            bare.get("bisect").is_none() && bare.get("releases").is_none(),
+            "{bare}"
+        );
+    }
+
     #[test]
     fn the_same_opcode_blamed_on_two_passes_is_two_buckets_with_stable_ids() {
         let folding = sig("constant_folding");
@@ -429,6 +466,10 @@ pub struct KnownRef {
     /// The entry's release range (`releases` in its TOML), when it has one.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub releases: String,
+    /// What `repro-bisect` established on the entry's regression module (`bisect` in its
+    /// TOML), when it has been bisected.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub bisect: String,
 }
 
 impl BucketView {
@@ -481,6 +522,7 @@ pub fn group(
                     status: e.status,
                     upstream: e.upstream.clone(),
                     releases: e.releases.clone(),
+                    bisect: e.bisect.clone(),
                 });
             let seen_before = history.get(&rec.bucket_id).cloned();
             BucketView {

@@ -11,6 +11,8 @@
 //! upstream = ""              # the public issue, when there is one
 //! regression = "corpora/regressions/xla_miscompile_clz_constant_folding.hlo"
 //! notes = "..."
+//! releases = "..."           # the jaxlib releases that show it (`repro-bisect --releases`)
+//! bisect = "..."             # what `repro-bisect` established on the regression module
 //!
 //! [match]                    # every key given must hold
 //! kind = "mismatch"          # the verdict kind
@@ -90,6 +92,13 @@ pub struct Entry {
     /// tried (0.4.30 .. 0.10.2)`), with the range searched. Empty: not release-bisected.
     #[serde(default)]
     pub releases: String,
+    /// What `repro-bisect` established on the regression module: the pass that changed the
+    /// result (with the passes whose disabling only masks it), or below HLO with the first
+    /// wrong kernel, or where XLA failed (e.g. `pass algsimp changed the result (snapshot step
+    /// 6); disabling it avoids it (confirmed); jaxlib 0.10.2`), with the jaxlib it ran on.
+    /// Documentation only: never part of matching. Empty: not bisected.
+    #[serde(default)]
+    pub bisect: String,
     #[serde(rename = "match")]
     pub matcher: Matcher,
 }

@@ -17,8 +17,9 @@
 //! findings_by_kind {kind: distinct findings}
 //! occurrences_by_kind {kind: occurrences}
 //! findings_by_op  {op: distinct mismatch/nondeterministic findings whose pattern has it}
-//! buckets         [{id, new, title, known: {id, title, status, upstream, releases?} | null, seen_before,
-//!                   not_reproduced, count, findings, repro, instructions, examples, signature}]
+//! buckets         [{id, new, title, known: {id, title, status, upstream, releases?, bisect?} | null,
+//!                   seen_before, not_reproduced, count, findings, repro, instructions, examples,
+//!                   signature}]
 //!                  NEW first; `not_reproduced`: its findings showed no bug run alone (never
 //!                  NEW, never claimed by the registry)
 //! new_buckets     how many buckets are NEW (neither the registry nor the history knows them)
