@@ -17,6 +17,7 @@ pub mod merge;
 pub mod minimize;
 pub mod recheck;
 pub mod run;
+pub mod time_to_bug;
 pub mod triage;
 
 use clap::{Parser, Subcommand};
@@ -108,6 +109,8 @@ pub enum Command {
     Bucket(bucket::Args),
     /// Fold several campaigns' stores (shards) into one store and one report.
     Merge(merge::Args),
+    /// When each known bug and each NEW bucket was first hit, over campaigns' reports.
+    TimeToBug(time_to_bug::Args),
     /// The environment results depend on: jax/jaxlib/Python versions, CPU model and vector
     /// features, XLA flags, GPU, the host the oracle imitates.
     Doctor(doctor::Args),
@@ -128,6 +131,7 @@ pub fn run(cli: Cli) -> Result<Exit, Failure> {
         Command::Recheck(a) => recheck::run(a, &cli.global),
         Command::Bucket(a) => bucket::run(a, &cli.global),
         Command::Merge(a) => merge::run(a, &cli.global),
+        Command::TimeToBug(a) => time_to_bug::run(a, &cli.global),
         Command::Doctor(a) => doctor::run(a, &cli.global),
     }
 }

@@ -1,8 +1,9 @@
 //! Kill-then-resume: a campaign (`hlo-diff fuzz`) killed with SIGKILL, once while fuzzing and
 //! once while minimizing its findings, and resumed each time, ends with the same findings (no
 //! occurrence lost or counted twice), the same buckets with the same counts and the same repro
-//! modules as the same campaign run without interruption. Needs real XLA
-//! (`test_support::need_xla`).
+//! modules as the same campaign run without interruption, each bucket first hit on the same
+//! module (times differ between the runs: each bucket has one, within the campaign's time).
+//! Needs real XLA (`test_support::need_xla`).
 
 use findings::store::Store;
 use hlo::PrimitiveType;
@@ -30,8 +31,10 @@ fn occurrences(dir: &Path) -> BTreeMap<String, BTreeSet<String>> {
         .collect()
 }
 
-/// The buckets of a campaign's `report.json`: id -> (count, findings, repro module text).
-fn buckets(dir: &Path) -> BTreeMap<String, (u64, usize, String)> {
+/// The buckets of a campaign's `report.json`: id -> (count, findings, repro module text, first
+/// hit module). The first hit's time is left out: it is when the finding was recorded, which a
+/// kill and a resume move ([`first_hit_times`]).
+fn buckets(dir: &Path) -> BTreeMap<String, (u64, usize, String, u64)> {
     let r: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
     r["buckets"]
@@ -54,8 +57,25 @@ fn buckets(dir: &Path) -> BTreeMap<String, (u64, usize, String)> {
                     b["count"].as_u64().unwrap(),
                     b["findings"].as_array().unwrap().len(),
                     repro.unwrap_or_default(),
+                    b["first_hit_module"].as_u64().unwrap(),
                 ),
             )
+        })
+        .collect()
+}
+
+/// Every bucket's `first_hit_s` in a campaign's `report.json`.
+fn first_hit_times(dir: &Path) -> Vec<f64> {
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
+    r["buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            b["first_hit_s"]
+                .as_f64()
+                .unwrap_or_else(|| panic!("a campaign's bucket has a first hit time: {b}"))
         })
         .collect()
 }
@@ -197,4 +217,15 @@ fn a_killed_campaign_resumes_without_losing_or_duplicating_findings() {
     );
     let a_state = tools::campaign::load_state(&a).unwrap().unwrap();
     assert_eq!(resumed.stats.verdicts, a_state.stats.verdicts);
+    // First hits are campaign time over every run: within the fuzz phases' total (the resumed
+    // clock starts from the last saved state, at most half a second behind the kill).
+    for (dir, st) in [(&a, &a_state), (&b, &resumed)] {
+        for t in first_hit_times(dir) {
+            assert!(
+                (0.0..=st.elapsed_s + 1.0).contains(&t),
+                "first hit at {t} s of a {} s campaign",
+                st.elapsed_s
+            );
+        }
+    }
 }

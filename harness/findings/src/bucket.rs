@@ -312,6 +312,7 @@ mod tests {
             verdict,
             first_occurrence: "0:0:0".into(),
             meta: serde_json::Value::Null,
+            first_hit_s: None,
         };
         (dir.to_path_buf(), rec)
     }
@@ -378,6 +379,30 @@ mod tests {
             bare.get("bisect").is_none() && bare.get("releases").is_none(),
             "{bare}"
         );
+    }
+
+    /// A bucket's first hit is the earliest over its findings: the earliest time, and the
+    /// smallest module index over every finding's occurrences (which need not be the same
+    /// finding's).
+    #[test]
+    fn a_bucket_is_first_hit_by_its_earliest_finding() {
+        let tmp = tempfile::tempdir().unwrap();
+        let registry = crate::registry::Registry::load(&tmp.path().join("none")).unwrap();
+        let mut late = finding(&tmp.path().join("a"), "minimized");
+        late.1.first_hit_s = Some(95.0);
+        late.1.occurrences = ["7:4:2".to_string(), "7:40:0".to_string()].into();
+        let mut early = finding(&tmp.path().join("b"), "minimized");
+        early.1.first_hit_s = Some(12.5);
+        early.1.occurrences = ["7:11:5:inputs2".to_string()].into();
+        let mut old = finding(&tmp.path().join("c"), "minimized");
+        old.1.occurrences = ["not an occurrence".to_string()].into();
+        let (buckets, _) = group(&[late, early, old], &registry, &History::new());
+        assert_eq!(buckets.len(), 1, "{buckets:#?}");
+        assert_eq!(buckets[0].first_hit_s, Some(12.5));
+        assert_eq!(buckets[0].first_hit_module, Some(4));
+        let json = serde_json::to_value(&buckets[0]).unwrap();
+        assert_eq!(json["first_hit_s"], 12.5);
+        assert_eq!(json["first_hit_module"], 4);
     }
 
     #[test]
@@ -454,6 +479,12 @@ pub struct BucketView {
     pub instructions: usize,
     /// A few occurrences (`campaign seed:module index:program`) that reproduce it.
     pub examples: Vec<String>,
+    /// Campaign seconds when the first of its findings was recorded (the earliest over its
+    /// findings; `None` when none recorded a time).
+    pub first_hit_s: Option<f64>,
+    /// The smallest module index among its findings' occurrences: how far into the campaign's
+    /// modules it was first hit ([`crate::store::FindingRecord::first_hit_module`]).
+    pub first_hit_module: Option<u64>,
 }
 
 /// A registry entry as a bucket refers to it.
@@ -538,9 +569,16 @@ pub fn group(
                 repro: None,
                 instructions: usize::MAX,
                 examples: Vec::new(),
+                first_hit_s: None,
+                first_hit_module: None,
             }
         });
         v.count += f.count;
+        v.first_hit_s = crate::store::earliest(v.first_hit_s, f.first_hit_s);
+        v.first_hit_module = match (v.first_hit_module, f.first_hit_module()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         v.findings.push(name);
         if repro.is_some() && rec.instructions_after < v.instructions {
             v.instructions = rec.instructions_after;

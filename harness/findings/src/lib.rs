@@ -2,7 +2,8 @@
 //!
 //! The findings store ([`store`]: on disk first, atomic, deduplicated by signature, resumable),
 //! hlo-diff's literal file format, repro directories ([`repro`]) and campaign reports
-//! ([`report`], fed by [`summary::CampaignSummary`]).
+//! ([`report`], fed by [`summary::CampaignSummary`]), and the time-to-bug measure over campaign
+//! reports ([`time_to_bug`]).
 
 pub mod bucket;
 pub mod inputs;
@@ -11,4 +12,5 @@ pub mod report;
 pub mod repro;
 pub mod store;
 pub mod summary;
+pub mod time_to_bug;
 pub mod timings;

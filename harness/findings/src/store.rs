@@ -4,7 +4,8 @@
 //! ```text
 //! DIR/campaign.json                 campaign state: seed, shard, next module index, counters
 //! DIR/findings/<kind>-<backend>-<key>/
-//!     finding.json                  signature, verdict, count, occurrences, first occurrence
+//!     finding.json                  signature, verdict, count, occurrences, first occurrence,
+//!                                   first hit (campaign seconds)
 //!     module.hlo                    the module text handed to the backends
 //!     before_optimizations.txt      the module XLA compiled (HLO -> MLIR -> HLO), when known
 //!     inputs.lit                    the inputs (literal file format below)
@@ -382,6 +383,9 @@ pub struct NewFinding<'a> {
     pub outcomes: &'a [(String, engine::backend::Outcome)],
     /// Anything else worth keeping (seed, program index, options, versions).
     pub meta: Value,
+    /// When it was found: seconds of campaign time (over every run of a resumed campaign), when
+    /// a campaign found it.
+    pub found_at_s: Option<f64>,
 }
 
 /// What [`Store::record`] did.
@@ -416,6 +420,25 @@ pub struct FindingRecord {
     pub verdict: Verdict,
     pub first_occurrence: String,
     pub meta: Value,
+    /// Campaign seconds (over every run of a resumed campaign) when this finding was first
+    /// recorded; the earliest over the stores merged into this one. `None` for a finding not
+    /// made by a campaign, or made before campaigns recorded it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_hit_s: Option<f64>,
+}
+
+/// The module index (`g`) an occurrence names: `<seed>:<g>:<program>[:inputs<r>]`.
+pub fn module_index_of(occurrence: &str) -> Option<u64> {
+    occurrence.split(':').nth(1)?.parse().ok()
+}
+
+/// The earlier of two optional times (either one when the other is missing).
+pub fn earliest(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, None) => x,
+        (None, y) => y,
+    }
 }
 
 /// The XLA options a finding was found with: its `meta.xla_options` (campaigns store them
@@ -430,6 +453,16 @@ impl FindingRecord {
     /// See [`xla_options_of`].
     pub fn xla_options(&self) -> Vec<(String, String)> {
         xla_options_of(&self.meta)
+    }
+
+    /// The smallest module index among its occurrences: the first module that hit it, in the
+    /// order a campaign hands modules out. A function of the occurrences alone, so the same
+    /// whether the campaign ran with one job or several, in one run or resumed.
+    pub fn first_hit_module(&self) -> Option<u64> {
+        self.occurrences
+            .iter()
+            .filter_map(|o| module_index_of(o))
+            .min()
     }
 }
 
@@ -606,6 +639,7 @@ impl Store {
                 verdict: f.verdict.clone(),
                 first_occurrence: f.occurrence.clone(),
                 meta: f.meta.clone(),
+                first_hit_s: f.found_at_s,
             };
             fs::write(tmp.join("finding.json"), serde_json::to_vec_pretty(&rec)?)?;
             // Make the contents durable before the directory appears under its real name.
@@ -644,6 +678,9 @@ impl Store {
         }
         rec.occurrences.insert(f.occurrence.clone());
         rec.count = rec.occurrences.len() as u64;
+        // Normally the directory's first record is the earliest; a resumed campaign's clock
+        // restarts from its last saved time, which may lag the killed run's by a moment.
+        rec.first_hit_s = earliest(rec.first_hit_s, f.found_at_s);
         write_atomic(&path, &serde_json::to_vec_pretty(&rec)?)?;
         Ok(Recorded::Folded {
             dir: dir.to_path_buf(),
@@ -722,6 +759,7 @@ impl Store {
             if rec.first_occurrence < mine.first_occurrence {
                 mine.first_occurrence = rec.first_occurrence.clone();
             }
+            mine.first_hit_s = earliest(mine.first_hit_s, rec.first_hit_s);
             if !dest.join("minimized.json").is_file() && src.join("minimized.json").is_file() {
                 if src.join("repro").is_dir() {
                     let _ = fs::remove_dir_all(dest.join("repro"));

@@ -114,7 +114,7 @@ fn findings_are_written_atomically_and_fold_by_signature() {
         PrimitiveType::F32,
         &[Scalar::F(f64::NAN), Scalar::F(1.0)],
     )];
-    let nf = |occ: &str| NewFinding {
+    let nf = |occ: &str, t: f64| NewFinding {
         signature: sig.clone(),
         occurrence: occ.to_string(),
         verdict: &v,
@@ -123,8 +123,9 @@ fn findings_are_written_atomically_and_fold_by_signature() {
         inputs: &inputs,
         outcomes: &outcomes,
         meta: serde_json::json!({"seed": 1}),
+        found_at_s: Some(t),
     };
-    let r1 = store.record(&nf("0:1:0")).unwrap();
+    let r1 = store.record(&nf("0:5:0", 40.0)).unwrap();
     let Recorded::New(d) = &r1 else {
         panic!("{r1:?}")
     };
@@ -144,9 +145,10 @@ fn findings_are_written_atomically_and_fold_by_signature() {
         std::fs::read_to_string(d.join("module.hlo")).unwrap(),
         MODULE
     );
-    // Same signature, another occurrence: folded.
+    // Same signature, another occurrence (an earlier module that another job finished later):
+    // folded; the first hit keeps the first record's time, and the smallest module index.
     assert_eq!(
-        store.record(&nf("0:2:0")).unwrap(),
+        store.record(&nf("0:2:0:inputs1", 41.0)).unwrap(),
         Recorded::Folded {
             dir: d.clone(),
             count: 2
@@ -154,9 +156,17 @@ fn findings_are_written_atomically_and_fold_by_signature() {
     );
     // The same occurrence again (a resumed campaign redoing a module): not counted twice.
     assert_eq!(
-        store.record(&nf("0:2:0")).unwrap(),
+        store.record(&nf("0:2:0:inputs1", 42.0)).unwrap(),
         Recorded::AlreadyKnown(d.clone())
     );
+    let rec = |d: &std::path::Path| {
+        serde_json::from_slice::<findings::store::FindingRecord>(
+            &std::fs::read(d.join("finding.json")).unwrap(),
+        )
+        .unwrap()
+    };
+    assert_eq!(rec(d).first_hit_s, Some(40.0));
+    assert_eq!(rec(d).first_hit_module(), Some(2));
     // A different signature: a new directory.
     let crash = vec![
         ("interp".to_string(), ok(&[1.0])),
@@ -181,9 +191,16 @@ fn findings_are_written_atomically_and_fold_by_signature() {
             inputs: &inputs,
             outcomes: &crash,
             meta: serde_json::json!({}),
+            found_at_s: None,
         })
         .unwrap();
     assert!(r3.is_new());
+    // No campaign clock, no time: the record has none (and reads back as a record from before
+    // first hits were recorded).
+    let text = std::fs::read_to_string(r3.dir().join("finding.json")).unwrap();
+    assert!(!text.contains("first_hit_s"), "{text}");
+    assert_eq!(rec(r3.dir()).first_hit_s, None);
+    assert_eq!(rec(r3.dir()).first_hit_module(), Some(3));
     let all = store.findings().unwrap();
     assert_eq!(all.len(), 2);
     let m = all.iter().find(|(p, _)| p == d).unwrap();
@@ -195,6 +212,46 @@ fn findings_are_written_atomically_and_fold_by_signature() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     assert!(names.iter().all(|n| !n.starts_with(".tmp")), "{names:?}");
+}
+
+/// Merging stores (shards of one campaign) keeps the earliest first hit of a finding both
+/// have, and its module is the smallest over the united occurrences.
+#[test]
+fn a_merge_keeps_the_earliest_first_hit() {
+    let module = hlo::parse::parse_module(MODULE).unwrap();
+    let t = Tolerance::default();
+    let outcomes = vec![
+        ("interp".to_string(), ok(&[f64::NAN, 1.0])),
+        ("xla-cpu".to_string(), ok(&[1.0, 1.0])),
+    ];
+    let v = classify(&outcomes, &Evidence::new(&t));
+    let inputs = vec![lit(PrimitiveType::F32, &[Scalar::F(1.0), Scalar::F(1.0)])];
+    let tmp = tempfile::tempdir().unwrap();
+    let record = |name: &str, occ: &str, t: f64| {
+        let store = Store::open(&tmp.path().join(name)).unwrap();
+        store
+            .record(&NewFinding {
+                signature: Signature::of(&v, Some(&module)),
+                occurrence: occ.into(),
+                verdict: &v,
+                module_text: MODULE,
+                before_optimizations: None,
+                inputs: &inputs,
+                outcomes: &outcomes,
+                meta: serde_json::json!({}),
+                found_at_s: Some(t),
+            })
+            .unwrap();
+        store
+    };
+    // Shard 0/2 hit it late on module 8, shard 1/2 early on module 13.
+    let a = record("a", "5:8:1", 300.0);
+    let b = record("b", "5:13:0", 12.5);
+    a.merge_from(&b).unwrap();
+    let (_, f) = a.findings().unwrap().pop().unwrap();
+    assert_eq!(f.count, 2);
+    assert_eq!(f.first_hit_s, Some(12.5));
+    assert_eq!(f.first_hit_module(), Some(8));
 }
 
 #[test]

@@ -16,6 +16,17 @@ fn repro_module(b: &BucketView) -> Option<(String, String)> {
     Some((file.display().to_string(), text))
 }
 
+/// When a bucket was first hit: `module N, T s` (either part when only it is known, `-` when
+/// neither is).
+fn first_hit(b: &BucketView) -> String {
+    match (b.first_hit_module, b.first_hit_s) {
+        (Some(m), Some(t)) => format!("module {m}, {t:.0} s"),
+        (Some(m), None) => format!("module {m}"),
+        (None, Some(t)) => format!("{t:.0} s"),
+        (None, None) => "-".into(),
+    }
+}
+
 /// The bugs: NEW buckets in full (what an upstream issue needs), then known ones, one line each.
 pub fn bugs_text(d: &ReportData) -> String {
     let mut o = String::new();
@@ -56,6 +67,9 @@ pub fn bugs_text(d: &ReportData) -> String {
         if !b.signature.culprit.is_empty() {
             let _ = writeln!(o, "- culprit: {}", b.signature.culprit);
         }
+        if b.first_hit_s.is_some() || b.first_hit_module.is_some() {
+            let _ = writeln!(o, "- first hit: {}", first_hit(b));
+        }
         if let Some((file, text)) = repro_module(b) {
             let _ = writeln!(o, "\n`{file}`:\n```\n{}\n```", text.trim_end());
         }
@@ -63,7 +77,9 @@ pub fn bugs_text(d: &ReportData) -> String {
     }
     let known: Vec<&BucketView> = d.buckets.iter().filter(|b| !b.new).collect();
     if !known.is_empty() {
-        o.push_str("| known as | title | status | occurrences | bucket |\n|---|---|---|---|---|\n");
+        o.push_str(
+            "| known as | title | status | occurrences | first hit | bucket |\n|---|---|---|---|---|---|\n",
+        );
         for b in known {
             let (id, title, status) = match &b.known {
                 Some(k) => (
@@ -84,9 +100,10 @@ pub fn bugs_text(d: &ReportData) -> String {
             };
             let _ = writeln!(
                 o,
-                "| {id} | {} | {status} | {} | `{}` |",
+                "| {id} | {} | {status} | {} | {} | `{}` |",
                 title.replace('|', "\\|"),
                 b.count,
+                first_hit(b),
                 b.id
             );
         }

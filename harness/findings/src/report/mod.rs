@@ -13,15 +13,20 @@
 //!                  input set), verdicts{kind: cases},
 //!                  labels{"kind:label": n}, op_coverage{op: programs}, unsupported{why: n},
 //!                  ulp_hist{bits: outputs}, findings_new, findings_folded}
-//! findings        [{dir, kind, backend, label, detail, count, message, first_occurrence}]
+//! findings        [{dir, kind, backend, label, detail, count, message, first_occurrence,
+//!                   first_hit_s, first_hit_module}]
+//!                  `first_hit_s`: campaign seconds (over every run of a resumed campaign)
+//!                  when it was first recorded, or null; `first_hit_module`: the smallest
+//!                  module index among its occurrences
 //! findings_by_kind {kind: distinct findings}
 //! occurrences_by_kind {kind: occurrences}
 //! findings_by_op  {op: distinct mismatch/nondeterministic findings whose pattern has it}
 //! buckets         [{id, new, title, known: {id, title, status, upstream, releases?, bisect?} | null,
 //!                   seen_before, not_reproduced, count, findings, repro, instructions, examples,
-//!                   signature}]
+//!                   signature, first_hit_s, first_hit_module}]
 //!                  NEW first; `not_reproduced`: its findings showed no bug run alone (never
-//!                  NEW, never claimed by the registry)
+//!                  NEW, never claimed by the registry); `first_hit_*`: the earliest over its
+//!                  findings (what `hlo-diff time-to-bug` reads)
 //! new_buckets     how many buckets are NEW (neither the registry nor the history knows them)
 //! unbucketed      finding directories not minimized yet (counted as NEW by `hlo-diff fuzz`)
 //! minimize        {minimized, not_reproduced, failed, left, tests, elapsed_s} | null
@@ -126,6 +131,7 @@ pub fn report_json(d: &ReportData) -> Value {
             "dir": dir, "kind": f.signature.kind, "backend": f.signature.backend,
             "label": f.signature.label, "detail": f.signature.detail, "count": f.count,
             "message": f.verdict.message, "first_occurrence": f.first_occurrence,
+            "first_hit_s": f.first_hit_s, "first_hit_module": f.first_hit_module(),
         })).collect::<Vec<_>>(),
         "findings_by_kind": by_kind.iter().map(|(k, v)| (k.clone(), json!(v.0))).collect::<serde_json::Map<_, _>>(),
         "occurrences_by_kind": by_kind.iter().map(|(k, v)| (k.clone(), json!(v.1))).collect::<serde_json::Map<_, _>>(),

@@ -58,7 +58,7 @@ pub use findings::timings::ModuleTimings;
 pub use fuzz::{fuzz_one, Finding};
 pub use programs::{inputs_for, program_config, programs_for, Program};
 pub use run::run_campaign;
-pub use tester::{Fault, ProgramReport, Tester};
+pub use tester::{CampaignClock, Fault, ProgramReport, Tester};
 
 /// When a campaign stops.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -113,6 +113,10 @@ pub fn run_campaign(
         campaign_seed: cfg.seed,
         input_sets: cfg.input_sets.max(1),
         environment: Some(environment.clone()),
+        clock: Some(super::CampaignClock {
+            earlier_s: state.elapsed_s,
+            started,
+        }),
         ..Tester::new(
             &engines,
             Some(&store),

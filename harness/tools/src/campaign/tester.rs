@@ -129,6 +129,24 @@ pub struct Tester<'a> {
     /// Where the campaign runs (`engine::environment::Environment`'s JSON, computed once per
     /// campaign): every stored finding's `meta.environment`.
     pub environment: Option<serde_json::Value>,
+    /// The campaign's clock: a new finding records the campaign time it was found at
+    /// (`first_hit_s`). `None` outside a campaign.
+    pub clock: Option<CampaignClock>,
+}
+
+/// Campaign time over every run of a resumed campaign: the seconds earlier runs spent (the state
+/// file's `elapsed_s` when this run started) plus this run's.
+#[derive(Clone, Copy, Debug)]
+pub struct CampaignClock {
+    pub earlier_s: f64,
+    pub started: Instant,
+}
+
+impl CampaignClock {
+    /// Seconds of campaign time now.
+    pub fn now_s(&self) -> f64 {
+        self.earlier_s + self.started.elapsed().as_secs_f64()
+    }
 }
 
 impl<'a> Tester<'a> {
@@ -150,6 +168,7 @@ impl<'a> Tester<'a> {
             campaign_seed: 0,
             input_sets: 1,
             environment: None,
+            clock: None,
         }
     }
 
@@ -672,6 +691,7 @@ impl<'a> Tester<'a> {
             inputs,
             outcomes,
             meta,
+            found_at_s: self.clock.map(|c| c.now_s()),
         };
         match store.record(&nf) {
             Ok(r) => Some(r),

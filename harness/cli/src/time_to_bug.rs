@@ -1,0 +1,61 @@
+//! `hlo-diff time-to-bug REPORT...`: when each known bug (registry entry) and each NEW bucket was
+//! first hit, in campaign seconds and modules, over one or more campaigns' `report.json` (a
+//! campaign directory stands for its `report.json`). With several campaigns (seeds): in how
+//! many each was hit, and the median first hit. Markdown on stdout, or `--json`
+//! ([`findings::time_to_bug`]). `scripts/time-to-bug` runs the campaigns and then this.
+
+use super::{print_json, Exit, Failure, Global};
+use findings::registry::Registry;
+use findings::time_to_bug::TimeToBug;
+use std::path::PathBuf;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Campaign reports (`report.json`) or campaign output directories holding one.
+    #[arg(required = true)]
+    pub reports: Vec<PathBuf>,
+    /// The known-bug registry directory, for the entries no campaign hit (default: the
+    /// repository's corpora/known-bugs).
+    #[arg(long, value_name = "DIR")]
+    pub registry: Option<PathBuf>,
+}
+
+pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
+    let mut reports = Vec::new();
+    for p in &args.reports {
+        let file = if p.is_dir() {
+            p.join("report.json")
+        } else {
+            p.clone()
+        };
+        let bytes = std::fs::read(&file).map_err(|e| {
+            Failure::bad_input(format!(
+                "{}: {e}{}",
+                file.display(),
+                if p.is_dir() {
+                    " (a campaign that did not finish writes no report)"
+                } else {
+                    ""
+                }
+            ))
+        })?;
+        let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
+            Failure::bad_input(format!(
+                "{}:{}:{}: {e}",
+                file.display(),
+                e.line(),
+                e.column()
+            ))
+        })?;
+        reports.push((file.display().to_string(), value));
+    }
+    let registry = Registry::load(&args.registry.unwrap_or_else(Registry::default_dir))
+        .map_err(|e| Failure::bad_input(e.to_string()))?;
+    let t = TimeToBug::new(&reports, &registry).map_err(Failure::bad_input)?;
+    if global.json {
+        print_json(&serde_json::to_value(&t).unwrap_or_default());
+    } else {
+        print!("{}", t.markdown());
+    }
+    Ok(Exit::Clean)
+}

@@ -1,0 +1,105 @@
+//! `hlo-diff time-to-bug` on a real small default campaign (six modules of seed 5, which hit
+//! known bugs): every bucket the campaign reports is a row (its registry entry's, or its own
+//! when NEW) with the bucket's first hit; the same report given twice is hit in 2 of 2
+//! campaigns with the same median; a report that is missing is exit 2 naming the file. Needs
+//! real XLA (`test_support::need_xla`).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+fn hlo_diff(args: &[&str]) -> (i32, String, String) {
+    let st = Command::new(env!("CARGO_BIN_EXE_hlo-diff"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        st.status.code().expect("exited"),
+        String::from_utf8_lossy(&st.stdout).into_owned(),
+        String::from_utf8_lossy(&st.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn time_to_bug_reads_a_campaigns_first_hits() {
+    if !test_support::need_xla() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("c");
+    let out_s = out.to_str().unwrap();
+    let (code, _, err) = hlo_diff(&[
+        "fuzz",
+        "--backends",
+        "interp,xla-cpu",
+        "--iterations",
+        "6",
+        "--seed",
+        "5",
+        "--jobs",
+        "2",
+        "--quiet",
+        "--out",
+        out_s,
+    ]);
+    assert!(code <= 1, "{err}");
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    let fuzz_s = report["throughput"]["elapsed_s"].as_f64().unwrap();
+    // The rows the report's buckets make: the earliest first hit per registry entry or bucket.
+    let mut want: BTreeMap<String, (f64, u64)> = BTreeMap::new();
+    for b in report["buckets"].as_array().unwrap() {
+        if b["not_reproduced"].as_bool().unwrap() {
+            continue;
+        }
+        let id = b["known"]["id"].as_str().or(b["id"].as_str()).unwrap();
+        let t = b["first_hit_s"].as_f64().expect("a campaign records times");
+        let m = b["first_hit_module"].as_u64().unwrap();
+        assert!((0.0..=fuzz_s + 1.0).contains(&t), "{t} of {fuzz_s} s");
+        assert!(m < 6, "module {m} of 6");
+        let e = want.entry(id.to_string()).or_insert((t, m));
+        *e = (e.0.min(t), e.1.min(m));
+    }
+    assert!(!want.is_empty(), "seed 5's six modules hit known bugs");
+
+    let (code, json, err) = hlo_diff(&["time-to-bug", "--json", out_s]);
+    assert_eq!(code, 0, "{err}");
+    let t: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(t["schema"], "hlo-diff-time-to-bug/1");
+    assert_eq!(t["campaigns"][0]["modules"], 6);
+    assert_eq!(t["campaigns"][0]["seed"], 5);
+    let rows: BTreeMap<String, (f64, u64)> = t["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            assert_eq!(r["hits"], 1);
+            (
+                r["id"].as_str().unwrap().to_string(),
+                (
+                    r["first_hit_s"][0].as_f64().unwrap(),
+                    r["first_hit_module"][0].as_u64().unwrap(),
+                ),
+            )
+        })
+        .collect();
+    assert_eq!(rows, want);
+
+    // The markdown table names every row; given twice, a report is two campaigns that both hit
+    // each row at the same time.
+    let (code, md, _) = hlo_diff(&["time-to-bug", out_s, &format!("{out_s}/report.json")]);
+    assert_eq!(code, 0);
+    for (id, (time, _)) in &want {
+        let line = md
+            .lines()
+            .find(|l| l.starts_with(&format!("| {id} |")) || l.starts_with(&format!("| `{id}` |")))
+            .unwrap_or_else(|| panic!("no row for {id}: {md}"));
+        assert!(line.contains(&format!("| 2/2 | {time:.0} |")), "{line}");
+    }
+
+    let missing = tmp.path().join("none");
+    let (code, _, err) = hlo_diff(&["time-to-bug", missing.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains(&missing.display().to_string()), "{err}");
+    assert!(!Path::new(&missing).exists());
+}
