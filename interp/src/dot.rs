@@ -24,12 +24,29 @@ use rayon::prelude::*;
 pub trait Acc: Copy + Send + Sync + 'static {
     const ZERO: Self;
     fn mul_add(self, a: Self, b: Self) -> Self;
+    /// `a * b` rounded as the accumulation rounds a product.
+    fn mul(a: Self, b: Self) -> Self;
+    /// `self + x` rounded as the accumulation rounds a sum.
+    fn add(self, x: Self) -> Self;
+    /// The size [`ReduceOrder::LargestFirst`] sorts by.
+    fn magnitude(&self) -> f64;
 }
 impl Acc for f64 {
     const ZERO: f64 = 0.0;
     #[inline(always)]
     fn mul_add(self, a: f64, b: f64) -> f64 {
         self + a * b
+    }
+    #[inline(always)]
+    fn mul(a: Self, b: Self) -> Self {
+        a * b
+    }
+    #[inline(always)]
+    fn add(self, x: Self) -> Self {
+        self + x
+    }
+    fn magnitude(&self) -> f64 {
+        self.abs()
     }
 }
 impl Acc for i64 {
@@ -38,12 +55,34 @@ impl Acc for i64 {
     fn mul_add(self, a: i64, b: i64) -> i64 {
         self.wrapping_add(a.wrapping_mul(b))
     }
+    #[inline(always)]
+    fn mul(a: Self, b: Self) -> Self {
+        a.wrapping_mul(b)
+    }
+    #[inline(always)]
+    fn add(self, x: Self) -> Self {
+        self.wrapping_add(x)
+    }
+    fn magnitude(&self) -> f64 {
+        self.unsigned_abs() as f64
+    }
 }
 impl Acc for Complex64 {
     const ZERO: Complex64 = Complex64::new(0.0, 0.0);
     #[inline(always)]
     fn mul_add(self, a: Complex64, b: Complex64) -> Complex64 {
         self + a * b
+    }
+    #[inline(always)]
+    fn mul(a: Self, b: Self) -> Self {
+        a * b
+    }
+    #[inline(always)]
+    fn add(self, x: Self) -> Self {
+        self + x
+    }
+    fn magnitude(&self) -> f64 {
+        self.norm()
     }
 }
 
@@ -56,6 +95,17 @@ impl Acc for F32Acc {
     fn mul_add(self, a: F32Acc, b: F32Acc) -> F32Acc {
         F32Acc(self.0 + a.0 * b.0)
     }
+    #[inline(always)]
+    fn mul(a: Self, b: Self) -> Self {
+        F32Acc(a.0 * b.0)
+    }
+    #[inline(always)]
+    fn add(self, x: Self) -> Self {
+        F32Acc(self.0 + x.0)
+    }
+    fn magnitude(&self) -> f64 {
+        self.0.abs() as f64
+    }
 }
 /// f32 accumulation with fused multiply-adds (one rounding per step).
 #[derive(Clone, Copy)]
@@ -66,6 +116,17 @@ impl Acc for F32FmaAcc {
     fn mul_add(self, a: F32FmaAcc, b: F32FmaAcc) -> F32FmaAcc {
         F32FmaAcc(a.0.mul_add(b.0, self.0))
     }
+    #[inline(always)]
+    fn mul(a: Self, b: Self) -> Self {
+        F32FmaAcc(a.0 * b.0)
+    }
+    #[inline(always)]
+    fn add(self, x: Self) -> Self {
+        F32FmaAcc(self.0 + x.0)
+    }
+    fn magnitude(&self) -> f64 {
+        self.0.abs() as f64
+    }
 }
 /// Single-precision complex accumulation.
 #[derive(Clone, Copy)]
@@ -75,6 +136,17 @@ impl Acc for C32Acc {
     #[inline(always)]
     fn mul_add(self, a: C32Acc, b: C32Acc) -> C32Acc {
         C32Acc(self.0 + a.0 * b.0)
+    }
+    #[inline(always)]
+    fn mul(a: Self, b: Self) -> Self {
+        C32Acc(a.0 * b.0)
+    }
+    #[inline(always)]
+    fn add(self, x: Self) -> Self {
+        C32Acc(self.0 + x.0)
+    }
+    fn magnitude(&self) -> f64 {
+        self.0.norm() as f64
     }
 }
 
@@ -108,7 +180,7 @@ fn narrow_float(ty: PrimitiveType) -> bool {
     ty.is_float() && ty != PrimitiveType::F64
 }
 
-use crate::variant::Accumulation;
+use crate::variant::{Accumulation, ReduceOrder};
 
 enum Wide {
     F(Vec<f64>),
@@ -182,6 +254,39 @@ fn batched_matmul<T: Acc>(l: &[T], r: &[T], bsz: usize, m: usize, k: usize, n: u
     }
 }
 
+/// [`batched_matmul`] with each output's products summed in `order` (an implementation-choice
+/// variant: XLA's blocked kernels add the products in an order of their own, which decides the
+/// value where a partial sum overflows or cancels).
+fn ordered_matmul<T: Acc>(
+    l: &[T],
+    r: &[T],
+    (bsz, m, k, n): (usize, usize, usize, usize),
+    order: ReduceOrder,
+) -> Vec<T> {
+    if order == ReduceOrder::Sequential {
+        return batched_matmul(l, r, bsz, m, k, n);
+    }
+    let one = |o: usize| -> T {
+        let (bm, j) = (o / n.max(1), o % n.max(1));
+        let b = bm / m.max(1);
+        let lrow = &l[bm * k..bm * k + k];
+        let rb = &r[b * k * n..(b + 1) * k * n];
+        let products = (0..k).map(|kk| T::mul(lrow[kk], rb[kk * n + j]));
+        order.fold(
+            T::ZERO,
+            products,
+            |acc, x| acc.add(x),
+            |x: &T| x.magnitude(),
+        )
+    };
+    let outs = bsz * m * n;
+    if outs * k >= (1 << 18) && outs > 1 {
+        (0..outs).into_par_iter().map(one).collect()
+    } else {
+        (0..outs).map(one).collect()
+    }
+}
+
 /// Positions of an operand's elements in the order of `order` (a permutation of its dims).
 fn permuted_positions(dims: &[usize], order: &[usize]) -> Vec<usize> {
     let st = strides(dims);
@@ -193,7 +298,14 @@ fn permuted_positions(dims: &[usize], order: &[usize]) -> Vec<usize> {
     out
 }
 
-pub fn dot(i: &Instruction, l: &Array, r: &Array, acc: Accumulation) -> Result<Array> {
+/// `order`: how each output's products are summed (see [`ordered_matmul`]).
+pub fn dot(
+    i: &Instruction,
+    l: &Array,
+    r: &Array,
+    acc: Accumulation,
+    order: ReduceOrder,
+) -> Result<Array> {
     let narrow_acc = acc != Accumulation::Wide;
     let (ty, dims) = out_dims(i)?;
     let lb = attrs::dims(i, "lhs_batch_dims")?;
@@ -235,19 +347,20 @@ pub fn dot(i: &Instruction, l: &Array, r: &Array, acc: Accumulation) -> Result<A
     let lbuf = l.buf.take(&permuted_positions(&l.dims, &lorder));
     let rbuf = r.buf.take(&permuted_positions(&r.dims, &rorder));
     let d = domain(&[l.ty, r.ty, ty]);
+    let sizes = (bsz, m, k, n);
     let out = match (widen(&lbuf, d)?, widen(&rbuf, d)?) {
         (Wide::F(a), Wide::F(b)) if acc == Accumulation::NarrowFused && narrow_float(ty) => {
-            from_f32fmas(batched_matmul(&f32fmas(&a), &f32fmas(&b), bsz, m, k, n))
+            from_f32fmas(ordered_matmul(&f32fmas(&a), &f32fmas(&b), sizes, order))
         }
         (Wide::F(a), Wide::F(b)) if narrow_acc && narrow_float(ty) => {
-            from_f32s(batched_matmul(&f32s(&a), &f32s(&b), bsz, m, k, n))
+            from_f32s(ordered_matmul(&f32s(&a), &f32s(&b), sizes, order))
         }
         (Wide::C(a), Wide::C(b)) if narrow_acc && ty == PrimitiveType::C64 => {
-            from_c32s(batched_matmul(&c32s(&a), &c32s(&b), bsz, m, k, n))
+            from_c32s(ordered_matmul(&c32s(&a), &c32s(&b), sizes, order))
         }
-        (Wide::F(a), Wide::F(b)) => Wide::F(batched_matmul(&a, &b, bsz, m, k, n)),
+        (Wide::F(a), Wide::F(b)) => Wide::F(ordered_matmul(&a, &b, sizes, order)),
         (Wide::I(a), Wide::I(b)) => Wide::I(batched_matmul(&a, &b, bsz, m, k, n)),
-        (Wide::C(a), Wide::C(b)) => Wide::C(batched_matmul(&a, &b, bsz, m, k, n)),
+        (Wide::C(a), Wide::C(b)) => Wide::C(ordered_matmul(&a, &b, sizes, order)),
         _ => return Err(invalid("dot operand domains differ")),
     };
     narrow(out, dims, ty)

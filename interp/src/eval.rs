@@ -495,7 +495,13 @@ impl<'m> Ctx<'m> {
                 let f0 = crate::variant::flush_operand(i.opcode, a(0)?, &self.opts.variant)?;
                 let f1 = crate::variant::flush_operand(i.opcode, a(1)?, &self.opts.variant)?;
                 let (x0, x1) = (f0.as_ref().map_or(a(0), Ok)?, f1.as_ref().map_or(a(1), Ok)?);
-                let r = dot::dot(i, x0, x1, self.opts.variant.accumulation)?;
+                let r = dot::dot(
+                    i,
+                    x0,
+                    x1,
+                    self.opts.variant.accumulation,
+                    self.opts.variant.reduce_order,
+                )?;
                 // A NaN a dot makes (inf * 0) is signed as any arithmetic op's.
                 let args = [&**x0, &**x1];
                 Value::array(crate::variant::adjust(

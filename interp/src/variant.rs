@@ -115,14 +115,20 @@ pub enum ReduceOrder {
     /// terms), this one does, as XLA's may when it visits the operand in another layout than
     /// the oracle's (a transpose folded into the reduce).
     LargestFirst,
+    /// Element `i` into accumulator `i mod L` (a vectorized loop's lanes, L = 4 or 8), each
+    /// lane in order, then the lanes combined pairwise (a horizontal reduction), then the init
+    /// value.
+    Lanes(u8),
 }
 
 impl ReduceOrder {
     /// The orders other than the default.
-    pub const OTHERS: [ReduceOrder; 3] = [
+    pub const OTHERS: [ReduceOrder; 5] = [
         ReduceOrder::Reverse,
         ReduceOrder::Pairwise,
         ReduceOrder::LargestFirst,
+        ReduceOrder::Lanes(4),
+        ReduceOrder::Lanes(8),
     ];
 
     /// Folds `elements` (in row-major order) and `init` with `f(accumulator, element)` in this
@@ -151,6 +157,24 @@ impl ReduceOrder {
                     Some(first) => f(init, it.fold(first, &f)),
                     None => init,
                 }
+            }
+            ReduceOrder::Lanes(l) => {
+                let l = usize::from(l.max(1));
+                let mut lanes: Vec<Option<T>> = vec![None; l];
+                for (i, x) in elements.enumerate() {
+                    let lane = &mut lanes[i % l];
+                    *lane = Some(match lane.take() {
+                        Some(acc) => f(acc, x),
+                        None => x,
+                    });
+                }
+                let partial = lanes.into_iter().flatten();
+                ReduceOrder::Pairwise.fold(
+                    init,
+                    partial.collect::<Vec<_>>().into_iter(),
+                    f,
+                    magnitude,
+                )
             }
             ReduceOrder::Pairwise => {
                 let mut level: Vec<T> = elements.collect();
@@ -975,6 +999,20 @@ mod accumulation_tests {
 #[cfg(test)]
 mod reduce_order_tests {
     use super::ReduceOrder;
+
+    /// Lanes: element i joins accumulator i mod L, lanes are combined pairwise, the init last.
+    #[test]
+    fn lanes_sum_each_lane_then_combine_them() {
+        let order = std::cell::RefCell::new(Vec::new());
+        let f = |a: String, b: String| {
+            let s = format!("({a}+{b})");
+            order.borrow_mut().push(s.clone());
+            s
+        };
+        let xs = (0..6).map(|i| i.to_string());
+        let got = ReduceOrder::Lanes(4).fold("i".to_string(), xs, f, |_| 0.0);
+        assert_eq!(got, "(i+(((0+4)+(1+5))+(2+3)))");
+    }
 
     /// [-0.5, 0, -3.4e38, 50.9] multiplied in f32: 0 in order (the zero comes first), NaN
     /// when the two large factors meet before it (pairs, reverse, the largest first).

@@ -160,6 +160,24 @@ fn candidate_variants(
             ..Variant::default()
         });
     }
+    // A dot's products are summed in an order of the kernel's choosing (blocked, vectorized):
+    // where a partial sum overflows or cancels, the order decides the value, in the result's
+    // precision (f32 partial sums for f32 and narrower, f64 for f64).
+    if any_instruction(module, |i| {
+        i.opcode == hlo::Opcode::Dot
+            && i.shape
+                .leaves()
+                .iter()
+                .any(|l| l.ty.is_float() || l.ty.is_complex())
+    }) {
+        for reduce_order in interp::variant::ReduceOrder::OTHERS {
+            variants.push(Variant {
+                accumulation: Accumulation::Narrow,
+                reduce_order,
+                ..Variant::default()
+            });
+        }
+    }
     // Complex multiply: which partial products LLVM fuses into multiply-adds depends on the
     // code around it (a product used twice is not fused), and decides where an overflowing
     // partial product makes a part inf or NaN.
