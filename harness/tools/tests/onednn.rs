@@ -311,3 +311,75 @@ jax.jit(lambda x, w: lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_nu
         );
     }
 }
+
+/// A dense layer with constant weights: 0.4.30 prepacks them into oneDNN's blocked layout, which
+/// the oracle cannot read (the weights differ, so the layout matters). The bisector names the
+/// last agreeing snapshot and the first it could not evaluate (after `onednn-matmul-rewriter`,
+/// with the reason), and its conclusion says that only the evaluated snapshots agree: it never
+/// states that no pass changed the result.
+#[test]
+fn an_unevaluable_snapshot_is_named_and_never_claimed_past() {
+    if !test_support::need_xla() {
+        return;
+    }
+    let python = python_of("0.4.30");
+    let tmp = tempfile::tempdir().unwrap();
+    let script = r#"
+import jax, jax.numpy as jnp, numpy as np
+W = np.arange(256 * 128, dtype=np.float32).reshape(256, 128) / 1e4
+def dense_floor(x): return jnp.maximum(x @ W, 0.5)
+jax.jit(dense_floor).lower(jnp.ones((512, 256), jnp.float32)).compile()
+"#;
+    // The weights are a large constant: without this flag the dump elides it.
+    let dump = dump_script(
+        &python,
+        tmp.path(),
+        script,
+        "--xla_dump_large_constants=true",
+    );
+    let before = std::fs::read_dir(&dump)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.to_string_lossy()
+                .ends_with(".jit_dense_floor.before_optimizations.txt")
+        })
+        .expect("jax dumped the module");
+    let text = std::fs::read_to_string(&before).unwrap();
+    let module = hlo::parse::parse_module(&text).unwrap();
+    let inputs = plain_inputs(&module);
+    let xla = WorkerBackend::xla_cpu(
+        WorkerConfig::new(Platform::Cpu)
+            .with_workers(1)
+            .with_python(Some(python)),
+    );
+    let opts = BisectOptions {
+        no_confirm: true,
+        ..BisectOptions::default()
+    };
+    let r = bisect(&text, &inputs, &xla, &opts).unwrap();
+    let report = r.render();
+    assert!(r.xla_matches_oracle, "{report}");
+    assert!(r.skipped > 0 && r.evaluated > 0, "{report}");
+    let first = r
+        .evidence
+        .first_unevaluable
+        .as_ref()
+        .unwrap_or_else(|| panic!("an unevaluable snapshot is named: {report}"));
+    assert_eq!(first.pass, "onednn-matmul-rewriter", "{report}");
+    assert!(
+        first
+            .note
+            .as_deref()
+            .is_some_and(|n| n.contains("blocked layout")),
+        "{report}"
+    );
+    assert!(r.evidence.last_agreeing.is_some(), "{report}");
+    assert!(!r.evidence.below_hlo, "{report}");
+    assert!(
+        r.conclusion.contains("no evaluated snapshot changed")
+            && !r.conclusion.contains("no pass changed"),
+        "{}",
+        r.conclusion
+    );
+}
