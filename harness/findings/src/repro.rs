@@ -3,7 +3,9 @@
 //! - `module_0000.<name>.before_optimizations.txt`: the module to hand XLA (the name follows XLA's
 //!   dump grammar so XLA's own tools and `hlo-diff dump` recognise it);
 //! - `inputs.lit`: the inputs in hlo-diff's literal file format ([`crate::store`]);
-//! - `inputs.txt`: the same inputs as text, one `<shape><TAB><literal>` line per parameter;
+//! - `inputs.txt`: the same inputs as text, one `<shape><TAB><literal>` line per parameter
+//!   (left out when the inputs hold more than [`TEXT_INPUTS_LIMIT`] bytes: text triples their
+//!   size, and `inputs.lit` and `inputs.pbtxt` already hold them);
 //! - `inputs.pbtxt`: the same inputs as a text `xla.RunHloModuleLiterals` proto, the form
 //!   `run_hlo_module --input_literals_file` reads (`iterations { arguments { shape {...} ... } }`);
 //! - `repro.sh`: the `hlo-diff run` line and the equivalent `run_hlo_module` line;
@@ -13,6 +15,10 @@
 use hlo::{ArrayLiteral, Literal, PrimitiveType, Scalar};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+
+/// Inputs larger than this many bytes (as literal data) get no `inputs.txt`: a 14.2M-element
+/// f32 input of a real bug report (jax-ml/jax#39257) made 390 MB of repro directory with it.
+pub const TEXT_INPUTS_LIMIT: usize = 16 << 20;
 
 /// Everything a repro directory states.
 #[derive(Clone, Debug, Default)]
@@ -54,6 +60,7 @@ pub struct ReproFiles {
     pub dir: PathBuf,
     pub module: String,
     pub inputs: String,
+    /// Empty when the inputs were too large for a text copy ([`TEXT_INPUTS_LIMIT`]).
     pub inputs_text: String,
     pub inputs_pbtxt: String,
     pub script: String,
@@ -86,11 +93,16 @@ pub fn write_repro_dir(dir: &Path, r: &Repro) -> std::io::Result<ReproFiles> {
         "module_0000.{}.before_optimizations.txt",
         file_safe(&r.module_name)
     );
+    let input_bytes: usize = r.inputs.iter().map(literal_bytes).sum();
     let files = ReproFiles {
         dir: dir.to_path_buf(),
         module: module.clone(),
         inputs: "inputs.lit".into(),
-        inputs_text: "inputs.txt".into(),
+        inputs_text: if input_bytes > TEXT_INPUTS_LIMIT {
+            String::new()
+        } else {
+            "inputs.txt".into()
+        },
         inputs_pbtxt: "inputs.pbtxt".into(),
         script: "repro.sh".into(),
         readme: "README.md".into(),
@@ -101,7 +113,9 @@ pub fn write_repro_dir(dir: &Path, r: &Repro) -> std::io::Result<ReproFiles> {
     }
     std::fs::write(dir.join(&module), text)?;
     crate::store::write_literals(&dir.join(&files.inputs), &r.inputs)?;
-    std::fs::write(dir.join(&files.inputs_text), literals_text(&r.inputs))?;
+    if !files.inputs_text.is_empty() {
+        std::fs::write(dir.join(&files.inputs_text), literals_text(&r.inputs))?;
+    }
     std::fs::write(
         dir.join(&files.inputs_pbtxt),
         run_hlo_module_literals_pbtxt(&r.inputs),
@@ -116,6 +130,15 @@ pub fn write_repro_dir(dir: &Path, r: &Repro) -> std::io::Result<ReproFiles> {
     }
     std::fs::write(dir.join(&files.readme), readme(r, &files))?;
     Ok(files)
+}
+
+/// The bytes of a literal's array data (tuples summed).
+fn literal_bytes(l: &Literal) -> usize {
+    match l {
+        Literal::Array(a) => a.data.len(),
+        Literal::Tuple(t) => t.iter().map(literal_bytes).sum(),
+        _ => 0,
+    }
 }
 
 /// Inputs as text: one line per parameter, `<shape><TAB><literal>` in HLO constant syntax
@@ -292,21 +315,39 @@ fn readme(r: &Repro, f: &ReproFiles) -> String {
             .as_deref()
             .unwrap_or("not determined (run `repro-bisect` on the module with the inputs)")
     );
-    let inputs = literals_text(&r.inputs);
-    let shown = if inputs.chars().count() > 4000 {
-        format!(
-            "{}...\n(truncated: the whole inputs are in `{}`)\n",
-            inputs.chars().take(4000).collect::<String>(),
-            f.inputs_text
-        )
+    if f.inputs_text.is_empty() {
+        let shapes: Vec<String> = r
+            .inputs
+            .iter()
+            .map(|l| hlo::print::shape_to_string(&l.shape()))
+            .collect();
+        let _ = writeln!(
+            s,
+            "## Inputs\n\n{} (too large to show or to copy as text: `{}` and `{}` hold them; \
+             `hlo-diff run {} --inputs {}` runs the module on them)\n",
+            shapes.join(", "),
+            f.inputs,
+            f.inputs_pbtxt,
+            f.module,
+            f.inputs
+        );
     } else {
-        inputs
-    };
-    let _ = writeln!(
-        s,
-        "## Inputs\n\nOne line per parameter, `<shape><TAB><literal>` (also `{}`, `{}` and `{}`):\n\n```\n{}```\n",
-        f.inputs_text, f.inputs, f.inputs_pbtxt, shown
-    );
+        let inputs = literals_text(&r.inputs);
+        let shown = if inputs.chars().count() > 4000 {
+            format!(
+                "{}...\n(truncated: the whole inputs are in `{}`)\n",
+                inputs.chars().take(4000).collect::<String>(),
+                f.inputs_text
+            )
+        } else {
+            inputs
+        };
+        let _ = writeln!(
+            s,
+            "## Inputs\n\nOne line per parameter, `<shape><TAB><literal>` (also `{}`, `{}` and `{}`):\n\n```\n{}```\n",
+            f.inputs_text, f.inputs, f.inputs_pbtxt, shown
+        );
+    }
     s.push_str("## Reproduce\n\n```sh\nsh repro.sh\n```\n\n");
     let _ = writeln!(s, "## Module\n\n```\n{}\n```", r.module_text.trim_end());
     if !r.notes.is_empty() {
@@ -568,6 +609,35 @@ mod tests {
             back[1].as_array().unwrap().data,
             ins[1].as_array().unwrap().data
         );
+    }
+
+    /// Inputs over the limit get no text copy: the directory has `inputs.lit` and
+    /// `inputs.pbtxt`, the README names the shapes instead of the values; small ones keep all.
+    #[test]
+    fn large_inputs_get_no_text_copy() {
+        let tmp = tempfile::tempdir().unwrap();
+        let n = TEXT_INPUTS_LIMIT / 4 + 1;
+        let big = Repro {
+            module_text: "HloModule m\n".into(),
+            module_name: "m".into(),
+            inputs: vec![f32s(vec![n as i64], &vec![0.5; n])],
+            ..Repro::default()
+        };
+        let f = write_repro_dir(&tmp.path().join("big"), &big).unwrap();
+        assert!(f.inputs_text.is_empty());
+        assert!(!tmp.path().join("big/inputs.txt").exists());
+        assert!(tmp.path().join("big/inputs.lit").exists());
+        assert!(tmp.path().join("big/inputs.pbtxt").exists());
+        let readme = std::fs::read_to_string(tmp.path().join("big/README.md")).unwrap();
+        assert!(readme.contains(&format!("f32[{n}]")), "{readme}");
+        assert!(readme.contains("too large"), "{readme}");
+        let small = Repro {
+            inputs: vec![f32s(vec![2], &[1.0, 2.0])],
+            ..big
+        };
+        let f = write_repro_dir(&tmp.path().join("small"), &small).unwrap();
+        assert_eq!(f.inputs_text, "inputs.txt");
+        assert!(tmp.path().join("small/inputs.txt").exists());
     }
 
     #[test]
