@@ -489,3 +489,41 @@ fn bisect_and_campaigns_agree_on_a_difference_an_allowed_choice_explains() {
     assert_eq!(e.choice, "ftz", "{e:?}");
     assert!(e.max_abs_err > 0.0, "{e:?}");
 }
+
+/// An execute-time crash (jax-ml/jax#40412 on jaxlib 0.10.2: a multiply + reduce of rank-7 f32
+/// arrays dies with SIGSEGV while running). XLA compiled the module, so no pass is blamed for
+/// the crash: kernel isolation runs each kernel of after_optimizations alone and names the one
+/// that crashes by itself, the YNNPACK library fusion, with the pass that made it.
+#[test]
+fn execute_crash_is_isolated_to_the_kernel_that_crashes_alone() {
+    let Some(xla) = xla_cpu() else { return };
+    let path = test_support::corpora("regressions").join("xla_bucket_ynn_rank7_reduce_segv.hlo");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let module = hlo::parse::parse_module(&text).unwrap();
+    let inputs = generators::generate_inputs_from_seed(&module, 0, &generators::Config::default());
+    let r = bisect(&text, &inputs, &xla, &BisectOptions::default()).unwrap();
+    eprintln!("{}", r.render());
+    let Some(f) = &r.failure else {
+        // A fixed XLA runs it: then it is bisected over values like any module.
+        assert!(r.evaluated > 0, "{}", r.render());
+        return;
+    };
+    assert_eq!(
+        (f.kind.as_str(), f.stage.as_str()),
+        ("crash", "execute"),
+        "{}",
+        r.render()
+    );
+    assert!(r.culprit.is_none(), "{}", r.render());
+    let iso = r.isolation.as_ref().expect("kernel isolation ran");
+    let k = iso
+        .wrong()
+        .unwrap_or_else(|| panic!("a kernel crashes alone: {}", r.render()));
+    assert_eq!(k.status, "crash", "{}", r.render());
+    assert!(k.kind.contains("__ynn_fusion"), "{}", r.render());
+    assert!(k.created_by.is_some(), "{}", r.render());
+    assert!(
+        iso.kernel_module.is_some(),
+        "the crashing kernel is a repro of its own"
+    );
+}
