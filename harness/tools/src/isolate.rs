@@ -236,6 +236,57 @@ fn safe_name(name: &str) -> String {
         .collect()
 }
 
+/// The kernel module with every operand that is a constant in `m`'s entry kept as that constant
+/// instead of a parameter (and its argument dropped): a constant's value is exact, and as a
+/// parameter the judge could excuse a wrong result as the rounding of an input that XLA never
+/// rounded.
+fn keep_constant_operands(
+    mut km: Module,
+    m: &Module,
+    k: usize,
+    args: Vec<Literal>,
+) -> (Module, Vec<Literal>) {
+    let entry = &m.computations[m.entry];
+    let operands = &entry.instructions[k].operands;
+    let constant_at: Vec<Option<&Instruction>> = operands
+        .iter()
+        .map(|&o| {
+            let i = &entry.instructions[o];
+            (i.opcode == Opcode::Constant && i.constant.is_some()).then_some(i)
+        })
+        .collect();
+    if constant_at.iter().all(Option::is_none) || args.len() != operands.len() {
+        return (km, args);
+    }
+    let kept: Vec<usize> = (0..operands.len())
+        .filter(|&n| constant_at[n].is_none())
+        .collect();
+    let ke = km.entry;
+    for i in km.computations[ke].instructions.iter_mut() {
+        let Some(n) = i.parameter_number.and_then(|n| usize::try_from(n).ok()) else {
+            continue;
+        };
+        if i.opcode != Opcode::Parameter || n >= operands.len() {
+            continue;
+        }
+        match constant_at[n] {
+            Some(c) => {
+                i.opcode = Opcode::Constant;
+                i.parameter_number = None;
+                i.constant = c.constant.clone();
+            }
+            None => i.parameter_number = kept.iter().position(|&x| x == n).map(|p| p as i64),
+        }
+    }
+    let args = args
+        .into_iter()
+        .enumerate()
+        .filter(|(n, _)| constant_at[*n].is_none())
+        .map(|(_, a)| a)
+        .collect();
+    (km, args)
+}
+
 /// A fusion's fused computation as a module of its own (its parameters the entry's): the
 /// fusion instruction itself cannot travel alone, since the HLO -> MLIR import the worker
 /// compiles through drops a fusion's `backend_config` (XLA then refuses a `kCustom` fusion),
@@ -362,7 +413,7 @@ pub fn isolate(
             continue;
         }
         runs += 1;
-        let km = kernel_module(&m, k);
+        let (km, args) = keep_constant_operands(kernel_module(&m, k), &m, k, args);
         let (status, note, expected, actual) =
             run_kernel(&km, &args, backend, run, tolerance_scale);
         r.status = status;
@@ -471,6 +522,56 @@ fn run_kernel(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A kernel's constant operand stays a constant in its module (its argument dropped, the
+    /// other parameters renumbered); computed operands stay parameters.
+    #[test]
+    fn constant_operands_stay_constants() {
+        let text = r#"HloModule m
+
+fused {
+  a = f32[2] parameter(0)
+  b = f32[2] parameter(1)
+  c = f32[2] parameter(2)
+  s = f32[2] add(a, b)
+  ROOT t = f32[2] multiply(s, c)
+}
+
+ENTRY main {
+  x = f32[2] parameter(0)
+  k = f32[2] constant({1.5, -2})
+  y = f32[2] negate(x)
+  ROOT f = f32[2] fusion(x, k, y), kind=kLoop, calls=fused
+}
+"#;
+        let m = hlo::parse::parse_module(text).unwrap();
+        let lit = |v: [f32; 2]| {
+            Literal::Array(
+                hlo::ArrayLiteral::from_bytes(
+                    hlo::PrimitiveType::F32,
+                    vec![2],
+                    v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+                )
+                .unwrap(),
+            )
+        };
+        let args = vec![lit([1.0, 2.0]), lit([1.5, -2.0]), lit([-1.0, -2.0])];
+        let (km, kept) = keep_constant_operands(kernel_module(&m, 3), &m, 3, args);
+        assert_eq!(kept.len(), 2);
+        let printed = hlo::print::module_to_string(&km);
+        assert!(printed.contains("constant({1.5, -2})"), "{printed}");
+        assert!(
+            printed.contains("parameter(0)") && printed.contains("parameter(1)"),
+            "{printed}"
+        );
+        assert!(!printed.contains("parameter(2)"), "{printed}");
+        let out = interp::evaluate(&km, &kept).unwrap();
+        // (x + k) * (-x) = (2.5 * -1, 0 * -2)
+        let got: Vec<f64> = (0..2)
+            .map(|i| out.as_array().unwrap().get(i).to_f64())
+            .collect();
+        assert_eq!(got, vec![-2.5, 0.0]);
+    }
 
     /// A fusion with a nested call becomes a module of its own: parameters for the operands,
     /// the fusion, the fused computation and what it calls (ids remapped), nothing else.
