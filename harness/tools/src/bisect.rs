@@ -978,12 +978,16 @@ fn isolate_kernels(
             )
         })
         .collect();
+    // A kernel first seen in a pipeline's start snapshot was made by no pass.
     let created_by = |name: &str| {
         let def = format!("%{name} = ");
         snapshots
             .iter()
-            .find(|(_, t)| t.contains(&def))
-            .map(|(p, _)| p.clone())
+            .position(|(_, t)| t.contains(&def))
+            .map(|k| match snapshots[k].0.as_str() {
+                "pipeline-start" => "no pass (it is in the module XLA received)".to_string(),
+                p => p.to_string(),
+            })
     };
     let mut run = opts.run.clone();
     run.timeouts = search_limits(&opts.run, None);
