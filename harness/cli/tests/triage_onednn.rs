@@ -86,6 +86,17 @@ fn a_library_rewrite_only_the_script_made_is_found_in_its_optimized_module() {
         m["title"].as_str().unwrap().contains("[jaxlib 0.4.26]"),
         "{m:#}"
     );
+    // A report a maintainer can read: the module, the oracle's results on it and on the
+    // script's optimized module (kept in original/), the rewrite as the culprit.
+    let report = std::fs::read_to_string(m["report"].as_str().expect("report.md written")).unwrap();
+    assert!(report.contains("as the script compiled it"), "{report}");
+    assert!(report.contains("`__onednn$softmax`"), "{report}");
+    let dir = std::path::Path::new(m["repro_dir"].as_str().unwrap());
+    assert!(std::fs::read_dir(dir.join("original")).unwrap().any(|e| e
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .ends_with("cpu_after_optimizations.txt")));
 
     let d = tempfile::tempdir().unwrap();
     let r = triage(None, d.path());

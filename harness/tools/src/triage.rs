@@ -478,7 +478,12 @@ pub fn issue_markdown(
     }
     let _ = writeln!(
         s,
-        "\n## HLO (before_optimizations, minimized)\n\n```\n{}\n```\n",
+        "\n## HLO (before_optimizations{})\n\n```\n{}\n```\n",
+        if r.instructions_after.is_some() {
+            ", minimized"
+        } else {
+            ", as the script compiled it"
+        },
         r.module_text.trim_end()
     );
     s.push_str("## Inputs\n\n");
@@ -817,6 +822,15 @@ pub fn triage(
                      the re-run through HLO -> MLIR -> HLO does not make it)",
                     d.calls
                 ));
+                if let Some(c) = &dumped_case {
+                    match script_time_report(session, ctx, c, &d, &r, out) {
+                        Ok(report) => {
+                            r.repro_dir = Some(out.display().to_string());
+                            r.report = Some(report);
+                        }
+                        Err(e) => eprintln!("{name}: {e}"),
+                    }
+                }
             }
             return Ok(r);
         }
@@ -948,6 +962,9 @@ struct ScriptTimeCheck {
     /// The oracle evaluates the script's optimized module to another result than the module
     /// itself: the rewrite changed what the module computes.
     changed_result: bool,
+    /// The oracle's result on the module, and on the script's optimized module (text).
+    expected: Option<String>,
+    actual: Option<String>,
 }
 
 /// When the script's own dump shows XLA calling libraries (`__onednn$softmax`, ...) that the
@@ -998,6 +1015,8 @@ fn compiled_differently(
         note,
         calls: calls.clone(),
         changed_result,
+        expected: None,
+        actual: None,
     };
     let file = theirs_path
         .file_name()
@@ -1049,7 +1068,7 @@ fn compiled_differently(
         ));
     }
     // Did the rewrite change the meaning? (the module's oracle result as the reference)
-    let meaning = judge(&case.module, None, of_optimized.clone(), of_module);
+    let meaning = judge(&case.module, None, of_optimized.clone(), of_module.clone());
     // Does XLA's kernel compute what the oracle says the optimized module means?
     let xla_run = w.run(&theirs_text, &case.inputs, &session.opts);
     let kernel = match &xla_run {
@@ -1057,7 +1076,7 @@ fn compiled_differently(
             &optimized,
             Some(&theirs_text),
             xla_run.clone(),
-            of_optimized,
+            of_optimized.clone(),
         )),
         _ => None,
     };
@@ -1069,16 +1088,25 @@ fn compiled_differently(
         None => format!("XLA could not run that optimized module as is ({})", first_line(&xla_run.to_string())),
     };
     if meaning.kind == VerdictKind::Mismatch {
-        return Some(check(
-            format!(
-                ". The script's own optimized module ({file}, with {calls}) computes another \
+        let text_of = |o: &Outcome| match o {
+            Outcome::Ok(r) => Some(crate::bisect::short_literal(&r.result())),
+            _ => None,
+        };
+        let (expected, actual) = (text_of(&of_module), text_of(&of_optimized));
+        return Some(ScriptTimeCheck {
+            expected,
+            actual,
+            ..check(
+                format!(
+                    ". The script's own optimized module ({file}, with {calls}) computes another \
                  result than the module: {}; {kernel_note}. The rewrite to {calls} changed the \
                  result (the re-run through HLO -> MLIR -> HLO does not make that rewrite, so \
                  this is established on the script's optimized module, not minimized)",
-                first_line(&meaning.message)
-            ),
-            true,
-        ));
+                    first_line(&meaning.message)
+                ),
+                true,
+            )
+        });
     }
     if meaning.kind == VerdictKind::Match
         && kernel
@@ -1095,6 +1123,75 @@ fn compiled_differently(
         ));
     }
     Some(check(format!("{not_cleared}; {kernel_note}"), false))
+}
+
+/// The repro directory and `report.md` of a bug only the script's own optimized module shows:
+/// the module and its inputs (what the re-run compiles), the script's dump files (its
+/// after_optimizations holds the rewrite), the oracle's result on each.
+fn script_time_report(
+    session: &Session,
+    ctx: &Context,
+    case: &Case,
+    d: &ScriptTimeCheck,
+    r: &TriageResult,
+    out: &Path,
+) -> Result<String, String> {
+    let mut versions = ctx.versions.clone();
+    if versions.is_empty() {
+        versions = session.versions();
+    }
+    let repro = Repro {
+        module_text: hlo::print::module_to_string(&case.module),
+        // `module_0008.jit_f` -> `jit_f` (the repro file adds its own `module_0000.`).
+        module_name: r
+            .module
+            .split_once('.')
+            .filter(|(p, _)| p.starts_with("module_"))
+            .map_or(r.module.clone(), |(_, n)| n.to_string()),
+        inputs: case.inputs.clone(),
+        backend: "xla-cpu".into(),
+        reference: engine::ORACLE.into(),
+        summary: r.title.clone().unwrap_or_default(),
+        expected: d.expected.clone(),
+        actual: d.actual.clone(),
+        versions,
+        culprit: r.culprit_summary.clone(),
+        instructions_before: r.instructions_before,
+        notes: vec![
+            format!("What was found: {}", r.message),
+            "`Actual` is the oracle's evaluation of the script's own optimized module \
+             (`original/*after_optimizations.txt`), which evaluates the library calls as their \
+             kernels compute; XLA running that optimized module as is gave the same. The module \
+             here, compiled again, does not get the rewrite (hlo-diff compiles through \
+             HLO -> MLIR -> HLO), so `repro.sh` shows no bug: rerun the script to see it."
+                .into(),
+        ],
+        ..Repro::default()
+    };
+    let files = write_repro_dir(out, &repro).map_err(|e| format!("{}: {e}", out.display()))?;
+    let orig = out.join("original");
+    std::fs::create_dir_all(&orig).map_err(|e| format!("{}: {e}", orig.display()))?;
+    for f in &ctx.original_files {
+        if let Some(n) = f.file_name() {
+            let _ = std::fs::copy(f, orig.join(n));
+        }
+    }
+    let extras = IssueExtras {
+        title: r.title.clone().unwrap_or_default(),
+        context: Some(ctx),
+        repeat: &r.repeat,
+        culprit_line: r.culprit_summary.clone(),
+        releases: None,
+        releases_note: Some(
+            "not searched: the rewrite happens only when jax compiles the script; run the \
+             script with `--python` of other releases"
+                .into(),
+        ),
+    };
+    let path = out.join("report.md");
+    std::fs::write(&path, issue_markdown(&repro, &files, None, &extras))
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(path.display().to_string())
 }
 
 fn first_line(s: &str) -> &str {
