@@ -149,7 +149,10 @@ macro_rules! xla_complex_fns {
                 C::new(re, im)
             }
 
-            /// (min, max, 1 + (min/max)^2) of |re|, |im|, NaN-propagating like XLA's max/min.
+            /// (min, max, 1 + (min/max)^2) of |re|, |im|, NaN-propagating like XLA's max/min;
+            /// `1 + d^2` is one fused multiply-add, as XLA CPU computes it (measured bit for bit
+            /// on 20,000 c64 and c128 values of jaxlib 0.10.2; unfused, about 1.3% differ by an
+            /// ulp, which reorders a sort keyed on them).
             fn abs_parts(z: C) -> (F, F, F) {
                 let (x, y) = (z.re.abs(), z.im.abs());
                 let (mx, mn) = if x.is_nan() || y.is_nan() {
@@ -158,7 +161,7 @@ macro_rules! xla_complex_fns {
                     (x.max(y), x.min(y))
                 };
                 let d = mn / mx;
-                (mn, mx, 1.0 + d * d)
+                (mn, mx, d.mul_add(d, 1.0))
             }
 
             /// |z| = max * sqrt(1 + (min/max)^2); where that is NaN ((0,0), (inf,inf), NaN parts), min.
