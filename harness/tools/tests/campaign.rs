@@ -357,6 +357,12 @@ fn implementation_choices_explain_differences_instead_of_findings() {
             "{name}: {:?}",
             r.verdict
         );
+        if name == "c64 atan2 noise at a branch cut" {
+            // Since the oracle's complex abs fuses 1 + (min/max)^2 as XLA CPU does, its
+            // default evaluation of this atan2 and sqrt is XLA's, bit for bit: no choice needed.
+            assert_eq!(r.verdict.vote, None, "{name}: {:?}", r.verdict);
+            continue;
+        }
         // (Noise at a branch cut is also what inputs an ulp or two away give: either
         // explanation is the judge's.)
         assert!(
