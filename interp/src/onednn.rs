@@ -43,12 +43,13 @@ pub(crate) fn custom_call(
             })
             .collect::<Result<Vec<_>>>()?;
         let config = backend_config(i)?;
-        // Whether each operand's elements are all equal (bit for bit): prepacked weights are in
-        // oneDNN's own blocked layout, which only a uniform buffer makes irrelevant.
+        // Whether each flat operand's elements are all equal (bit for bit): prepacked weights
+        // are a flat buffer in oneDNN's own blocked layout, which only a uniform buffer makes
+        // irrelevant. Operands of rank 2 and more are never read as such: not scanned.
         let uniform: Vec<bool> = ops
             .iter()
             .map(|v| match v {
-                Value::Array(a) => {
+                Value::Array(a) if a.dims.len() < 2 => {
                     let x = crate::elementwise::to_f64s(&a.buf);
                     x.windows(2).all(|w| w[0].to_bits() == w[1].to_bits())
                 }
@@ -525,27 +526,22 @@ fn softmax(config: &Json, operands: &[Dims], shape: &Shape, _: &[bool]) -> Resul
     let x = t.convert("p0", *xty, ty, dims);
     let kept: Vec<usize> = (0..dims.len()).filter(|&d| d != axis).collect();
     let small: Vec<usize> = kept.iter().map(|&d| dims[d]).collect();
-    let s = |ty: PrimitiveType| shape_text(ty, &[]);
-    let ninf = t.add(&s(ty), "constant(-inf)".into());
-    let mx = t.add(
-        &shape_text(ty, &small),
-        format!("reduce({x}, {ninf}), dimensions={{{axis}}}, to_apply=max_of"),
-    );
-    let mxb = t.add(
-        &shape_text(ty, dims),
-        format!("broadcast({mx}), dimensions={}", list(&kept)),
-    );
+    // `x` reduced over `axis` with `reducer` from `init`, broadcast back to `dims`.
+    let over_axis = |t: &mut Text, x: &str, init: &str, reducer: &str| {
+        let c = t.add(&shape_text(ty, &[]), format!("constant({init})"));
+        let r = t.add(
+            &shape_text(ty, &small),
+            format!("reduce({x}, {c}), dimensions={{{axis}}}, to_apply={reducer}"),
+        );
+        t.add(
+            &shape_text(ty, dims),
+            format!("broadcast({r}), dimensions={}", list(&kept)),
+        )
+    };
+    let mxb = over_axis(&mut t, &x, "-inf", "max_of");
     let d = t.binary("subtract", ty, dims, &x, &mxb);
     let e = t.unary("exponential", ty, dims, &d);
-    let zero = t.add(&s(ty), "constant(0)".into());
-    let sum = t.add(
-        &shape_text(ty, &small),
-        format!("reduce({e}, {zero}), dimensions={{{axis}}}, to_apply=sum_of"),
-    );
-    let sb = t.add(
-        &shape_text(ty, dims),
-        format!("broadcast({sum}), dimensions={}", list(&kept)),
-    );
+    let sb = over_axis(&mut t, &e, "0", "sum_of");
     let y = t.binary("divide", ty, dims, &e, &sb);
     let root = root_of(&mut t, &y, &result, &rest);
     let n = ty.name();

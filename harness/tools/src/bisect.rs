@@ -470,7 +470,9 @@ fn summary(v: &Verdict) -> String {
     }
 }
 
-fn tolerance(m: &Module, scale: f64) -> Tolerance {
+/// The default tolerance of `m`, scaled by `scale` (0 = 1.0): every comparison of a module
+/// against the oracle in this crate uses it.
+pub(crate) fn tolerance(m: &Module, scale: f64) -> Tolerance {
     Tolerance {
         scale: if scale > 0.0 { scale } else { 1.0 },
         ..Tolerance::for_module(m)

@@ -15,7 +15,6 @@ use crate::minimize::predicate::interp_outcome;
 use engine::backend::{Backend, Outcome, RunOptions};
 use engine::ORACLE;
 use hlo::{Attr, CompId, Computation, Instruction, Literal, Module, Opcode, Shape};
-use judge::compare::Tolerance;
 use judge::{Judge, Trial, VerdictKind};
 use serde::Serialize;
 use std::collections::BTreeSet;
@@ -461,14 +460,7 @@ fn run_kernel(
     let exp_text = Some(crate::bisect::short_literal(&expected.result()));
     match backend.run(&text, args, run) {
         Outcome::Ok(got) => {
-            let tol = Tolerance {
-                scale: if tolerance_scale > 0.0 {
-                    tolerance_scale
-                } else {
-                    1.0
-                },
-                ..Tolerance::for_module(km)
-            };
+            let tol = crate::bisect::tolerance(km, tolerance_scale);
             let outcomes = vec![
                 (ORACLE.to_string(), Outcome::Ok(expected.clone())),
                 (backend.name().to_string(), Outcome::Ok(got.clone())),

@@ -711,14 +711,7 @@ pub fn bisect_releases(
     }
     let oracle = engine::interp_backend::InterpBackend::new().run_module(module, inputs);
     let base_jaxlib = opts.cache.base_jaxlib();
-    let tol = Tolerance {
-        scale: if opts.tolerance_scale > 0.0 {
-            opts.tolerance_scale
-        } else {
-            1.0
-        },
-        ..Tolerance::for_module(module)
-    };
+    let tol = crate::bisect::tolerance(module, opts.tolerance_scale);
     let mut s = Search {
         releases,
         runs: vec![None; releases.len()],

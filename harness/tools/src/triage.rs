@@ -14,7 +14,6 @@ use engine::worker::WorkerBackend;
 use findings::repro::{write_repro_dir, Repro, ReproFiles};
 use hlo::Literal;
 use judge::classify::{Verdict, VerdictKind};
-use judge::compare::Tolerance;
 use judge::{Judge, Trial};
 use serde::Serialize;
 use std::path::Path;
@@ -1038,14 +1037,7 @@ fn compiled_differently(
             (engine::ORACLE.to_string(), want),
             ("xla-cpu".to_string(), got),
         ];
-        let tolerance = Tolerance {
-            scale: if session.tolerance_scale > 0.0 {
-                session.tolerance_scale
-            } else {
-                1.0
-            },
-            ..Tolerance::for_module(module)
-        };
+        let tolerance = crate::bisect::tolerance(module, session.tolerance_scale);
         Judge::offline()
             .judge(&Trial {
                 module,
