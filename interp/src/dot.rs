@@ -86,6 +86,31 @@ impl Acc for Complex64 {
     }
 }
 
+/// An accumulator of products of `I` values: what [`batched_matmul`] and a convolution fold
+/// each output's products into. Every [`Acc`] accumulates its own values; the enclosure
+/// accumulates sets into order-free sums.
+pub trait Accumulate<I>: Copy + Send + Sync {
+    fn zero() -> Self;
+    fn mul_add(self, a: I, b: I) -> Self;
+    /// A padding or base-dilation zero of a convolution's lhs times `b`.
+    fn pad(self, b: I) -> Self;
+}
+
+impl<T: Acc> Accumulate<T> for T {
+    #[inline(always)]
+    fn zero() -> Self {
+        T::ZERO
+    }
+    #[inline(always)]
+    fn mul_add(self, a: T, b: T) -> Self {
+        Acc::mul_add(self, a, b)
+    }
+    #[inline(always)]
+    fn pad(self, b: T) -> Self {
+        Acc::mul_add(self, T::ZERO, b)
+    }
+}
+
 /// f32 accumulation (products and sums rounded to f32).
 #[derive(Clone, Copy)]
 struct F32Acc(f32);
@@ -232,12 +257,19 @@ fn narrow(w: Wide, dims: Vec<usize>, ty: PrimitiveType) -> Result<Array> {
 }
 
 /// out[b][m][n] = sum_k l[b][m][k] * r[b][k][n]
-fn batched_matmul<T: Acc>(l: &[T], r: &[T], bsz: usize, m: usize, k: usize, n: usize) -> Vec<T> {
-    let row = |bm: usize| -> Vec<T> {
+pub(crate) fn batched_matmul<I: Copy + Send + Sync, A: Accumulate<I>>(
+    l: &[I],
+    r: &[I],
+    bsz: usize,
+    m: usize,
+    k: usize,
+    n: usize,
+) -> Vec<A> {
+    let row = |bm: usize| -> Vec<A> {
         let b = bm / m.max(1);
         let lrow = &l[bm * k..bm * k + k];
         let rb = &r[b * k * n..(b + 1) * k * n];
-        let mut acc = vec![T::ZERO; n];
+        let mut acc = vec![A::zero(); n];
         for (kk, &a) in lrow.iter().enumerate() {
             let rr = &rb[kk * n..kk * n + n];
             for (o, &x) in acc.iter_mut().zip(rr) {
@@ -298,6 +330,70 @@ fn permuted_positions(dims: &[usize], order: &[usize]) -> Vec<usize> {
     out
 }
 
+/// Where a dot's operands and result sit: the batch, free and contracting sizes, and the
+/// positions that lay each operand out as `[batch][free][contracting]` (lhs) and
+/// `[batch][contracting][free]` (rhs) for [`batched_matmul`].
+pub(crate) struct DotPlan {
+    pub ty: PrimitiveType,
+    pub dims: Vec<usize>,
+    pub bsz: usize,
+    pub m: usize,
+    pub k: usize,
+    pub n: usize,
+    pub lpos: Vec<usize>,
+    pub rpos: Vec<usize>,
+}
+
+pub(crate) fn dot_plan(i: &Instruction, ldims: &[usize], rdims: &[usize]) -> Result<DotPlan> {
+    let (ty, dims) = out_dims(i)?;
+    let lb = attrs::dims(i, "lhs_batch_dims")?;
+    let rb = attrs::dims(i, "rhs_batch_dims")?;
+    let lc = attrs::dims(i, "lhs_contracting_dims")?;
+    let rc = attrs::dims(i, "rhs_contracting_dims")?;
+    let ok = lb.len() == rb.len()
+        && lc.len() == rc.len()
+        && lb.iter().chain(&lc).all(|&d| d < ldims.len())
+        && rb.iter().chain(&rc).all(|&d| d < rdims.len())
+        && lb.iter().zip(&rb).all(|(&a, &b)| ldims[a] == rdims[b])
+        && lc.iter().zip(&rc).all(|(&a, &b)| ldims[a] == rdims[b]);
+    if !ok {
+        return Err(invalid("inconsistent dot dimension numbers"));
+    }
+    let lf: Vec<usize> = (0..ldims.len())
+        .filter(|d| !lb.contains(d) && !lc.contains(d))
+        .collect();
+    let rf: Vec<usize> = (0..rdims.len())
+        .filter(|d| !rb.contains(d) && !rc.contains(d))
+        .collect();
+    let bsz: usize = lb.iter().map(|&d| ldims[d]).product();
+    let m: usize = lf.iter().map(|&d| ldims[d]).product();
+    let k: usize = lc.iter().map(|&d| ldims[d]).product();
+    let n: usize = rf.iter().map(|&d| rdims[d]).product();
+    let expect: Vec<usize> = lb
+        .iter()
+        .map(|&d| ldims[d])
+        .chain(lf.iter().map(|&d| ldims[d]))
+        .chain(rf.iter().map(|&d| rdims[d]))
+        .collect();
+    if expect != dims {
+        return Err(invalid(format!(
+            "dot result dims {dims:?}, expected {expect:?}"
+        )));
+    }
+    let lorder: Vec<usize> = lb.iter().chain(&lf).chain(&lc).copied().collect();
+    let rorder: Vec<usize> = rb.iter().chain(&rc).chain(&rf).copied().collect();
+    Ok(DotPlan {
+        ty,
+        dims,
+        bsz,
+        m,
+        k,
+        n,
+        lpos: permuted_positions(ldims, &lorder),
+        rpos: permuted_positions(rdims, &rorder),
+    })
+}
+
 /// `order`: how each output's products are summed (see [`ordered_matmul`]).
 pub fn dot(
     i: &Instruction,
@@ -307,47 +403,13 @@ pub fn dot(
     order: ReduceOrder,
 ) -> Result<Array> {
     let narrow_acc = acc != Accumulation::Wide;
-    let (ty, dims) = out_dims(i)?;
-    let lb = attrs::dims(i, "lhs_batch_dims")?;
-    let rb = attrs::dims(i, "rhs_batch_dims")?;
-    let lc = attrs::dims(i, "lhs_contracting_dims")?;
-    let rc = attrs::dims(i, "rhs_contracting_dims")?;
-    let ok = lb.len() == rb.len()
-        && lc.len() == rc.len()
-        && lb.iter().chain(&lc).all(|&d| d < l.dims.len())
-        && rb.iter().chain(&rc).all(|&d| d < r.dims.len())
-        && lb.iter().zip(&rb).all(|(&a, &b)| l.dims[a] == r.dims[b])
-        && lc.iter().zip(&rc).all(|(&a, &b)| l.dims[a] == r.dims[b]);
-    if !ok {
-        return Err(invalid("inconsistent dot dimension numbers"));
-    }
-    let lf: Vec<usize> = (0..l.dims.len())
-        .filter(|d| !lb.contains(d) && !lc.contains(d))
-        .collect();
-    let rf: Vec<usize> = (0..r.dims.len())
-        .filter(|d| !rb.contains(d) && !rc.contains(d))
-        .collect();
-    let bsz: usize = lb.iter().map(|&d| l.dims[d]).product();
-    let m: usize = lf.iter().map(|&d| l.dims[d]).product();
-    let k: usize = lc.iter().map(|&d| l.dims[d]).product();
-    let n: usize = rf.iter().map(|&d| r.dims[d]).product();
-    let expect: Vec<usize> = lb
-        .iter()
-        .map(|&d| l.dims[d])
-        .chain(lf.iter().map(|&d| l.dims[d]))
-        .chain(rf.iter().map(|&d| r.dims[d]))
-        .collect();
-    if expect != dims {
-        return Err(invalid(format!(
-            "dot result dims {dims:?}, expected {expect:?}"
-        )));
-    }
-    let lorder: Vec<usize> = lb.iter().chain(&lf).chain(&lc).copied().collect();
-    let rorder: Vec<usize> = rb.iter().chain(&rc).chain(&rf).copied().collect();
-    let lbuf = l.buf.take(&permuted_positions(&l.dims, &lorder));
-    let rbuf = r.buf.take(&permuted_positions(&r.dims, &rorder));
+    let p = dot_plan(i, &l.dims, &r.dims)?;
+    let (ty, dims) = (p.ty, p.dims.clone());
+    let lbuf = l.buf.take(&p.lpos);
+    let rbuf = r.buf.take(&p.rpos);
     let d = domain(&[l.ty, r.ty, ty]);
-    let sizes = (bsz, m, k, n);
+    let sizes = (p.bsz, p.m, p.k, p.n);
+    let (bsz, m, k, n) = sizes;
     let out = match (widen(&lbuf, d)?, widen(&rbuf, d)?) {
         (Wide::F(a), Wide::F(b)) if acc == Accumulation::NarrowFused && narrow_float(ty) => {
             from_f32fmas(ordered_matmul(&f32fmas(&a), &f32fmas(&b), sizes, order))
@@ -366,17 +428,36 @@ pub fn dot(
     narrow(out, dims, ty)
 }
 
-/// Convolution as the StableHLO spec defines it, including feature and batch groups.
-/// `skip_padding`: padding and base-dilation zeros of the lhs are not multiplied (see
-/// [`crate::variant::Variant::skip_conv_padding`]); by default they are.
-pub fn convolution(
-    i: &Instruction,
-    l: &Array,
-    r: &Array,
-    acc: Accumulation,
-    skip_padding: bool,
-) -> Result<Array> {
-    let narrow_acc = acc != Accumulation::Wide;
+/// Where a convolution reads its operands: for each output element and kernel position, the
+/// lhs and rhs base offsets (or a padding / base-dilation zero of the lhs), with the input
+/// feature loop stepping by the feature strides.
+pub(crate) struct ConvPlan {
+    pub ty: PrimitiveType,
+    pub dims: Vec<usize>,
+    /// For each spatial dim: (output pos, kernel pos) -> input pos or none.
+    tables: Vec<Vec<Option<usize>>>,
+    lst: Vec<usize>,
+    rst: Vec<usize>,
+    ost: Vec<usize>,
+    kspd: Vec<usize>,
+    ospd: Vec<usize>,
+    of_per_fg: usize,
+    of_per_bg: usize,
+    out_batch: usize,
+    out_feat: usize,
+    k_in: usize,
+    ib: usize,
+    ifd: usize,
+    kif: usize,
+    kof: usize,
+    ob: usize,
+    of: usize,
+    isp: Vec<usize>,
+    ksp: Vec<usize>,
+    osp: Vec<usize>,
+}
+
+pub(crate) fn conv_plan(i: &Instruction, ldims: &[usize], rdims: &[usize]) -> Result<ConvPlan> {
     let (ty, dims) = out_dims(i)?;
     let dl = i
         .conv_dims()
@@ -390,12 +471,12 @@ pub fn convolution(
     let w = i.window().unwrap_or(&default_window);
     let u = |x: i64| usize::try_from(x).ok();
     let bad = || invalid("inconsistent convolution dimension numbers");
-    let rank = l.dims.len();
+    let rank = ldims.len();
     if dl.kernel_spatial.len() != nsp
         || dl.output_spatial.len() != nsp
         || w.dims.len() != nsp
         || rank != nsp + 2
-        || r.dims.len() != rank
+        || rdims.len() != rank
         || dims.len() != rank
         || fgc < 1
         || bgc < 1
@@ -412,29 +493,20 @@ pub fn convolution(
         .ok_or_else(bad)?;
     let ob = u(dl.output_batch).filter(|&d| d < rank).ok_or_else(bad)?;
     let of = u(dl.output_feature).filter(|&d| d < rank).ok_or_else(bad)?;
-    let isp: Vec<usize> = dl
-        .input_spatial
-        .iter()
-        .map(|&d| u(d).filter(|&d| d < rank))
-        .collect::<Option<_>>()
-        .ok_or_else(bad)?;
-    let ksp: Vec<usize> = dl
-        .kernel_spatial
-        .iter()
-        .map(|&d| u(d).filter(|&d| d < rank))
-        .collect::<Option<_>>()
-        .ok_or_else(bad)?;
-    let osp: Vec<usize> = dl
-        .output_spatial
-        .iter()
-        .map(|&d| u(d).filter(|&d| d < rank))
-        .collect::<Option<_>>()
-        .ok_or_else(bad)?;
+    let spatial = |v: &[i64]| -> Result<Vec<usize>> {
+        v.iter()
+            .map(|&d| u(d).filter(|&d| d < rank))
+            .collect::<Option<_>>()
+            .ok_or_else(bad)
+    };
+    let isp = spatial(&dl.input_spatial)?;
+    let ksp = spatial(&dl.kernel_spatial)?;
+    let osp = spatial(&dl.output_spatial)?;
     let (fgc, bgc) = (fgc as usize, bgc as usize);
-    let in_batch = l.dims[ib];
-    let in_feat = l.dims[ifd];
-    let k_in = r.dims[kif];
-    let k_out = r.dims[kof];
+    let in_batch = ldims[ib];
+    let in_feat = ldims[ifd];
+    let k_in = rdims[kif];
+    let k_out = rdims[kof];
     let out_feat = dims[of];
     let out_batch = dims[ob];
     if in_feat % fgc != 0
@@ -454,17 +526,16 @@ pub fn convolution(
         return Err(invalid("bad convolution window"));
     }
     for s in 0..nsp {
-        if w.dims[s].size as usize != r.dims[ksp[s]] {
+        if w.dims[s].size as usize != rdims[ksp[s]] {
             return Err(invalid(
                 "window size differs from the kernel's spatial size",
             ));
         }
     }
-    // For each spatial dim: (output pos, kernel pos) -> input pos or none.
     let tables: Vec<Vec<Option<usize>>> = (0..nsp)
         .map(|s| {
             let wd = &w.dims[s];
-            let (no, nk, ni) = (dims[osp[s]], r.dims[ksp[s]], l.dims[isp[s]]);
+            let (no, nk, ni) = (dims[osp[s]], rdims[ksp[s]], ldims[isp[s]]);
             let mut t = vec![None; no * nk];
             for o in 0..no {
                 for k in 0..nk {
@@ -479,41 +550,93 @@ pub fn convolution(
             t
         })
         .collect();
-    let lst = strides(&l.dims);
-    let rst = strides(&r.dims);
-    let ost = strides(&dims);
-    let kspd: Vec<usize> = ksp.iter().map(|&d| r.dims[d]).collect();
-    let ospd: Vec<usize> = osp.iter().map(|&d| dims[d]).collect();
-    let of_per_fg = out_feat / fgc;
-    let of_per_bg = out_feat / bgc;
-    let d = domain(&[l.ty, r.ty, ty]);
-    let n_out = product(&dims);
-    fn run<T: Acc>(
-        lw: &[T],
-        rw: &[T],
-        n_out: usize,
-        out_batch: usize,
-        out_feat: usize,
-        ospd: &[usize],
-        kspd: &[usize],
-        f: &(dyn Fn(usize, usize, &[usize], &[usize]) -> Option<(usize, usize, usize)> + Sync),
-        k_in: usize,
-        lfs: usize,
-        rfs: usize,
-        place: &(dyn Fn(usize, usize, &[usize]) -> usize + Sync),
-    ) -> Vec<T> {
-        let mut out = vec![T::ZERO; n_out];
-        let per_bf: Vec<(usize, Vec<(usize, T)>)> = (0..out_batch * out_feat)
+    Ok(ConvPlan {
+        ty,
+        lst: strides(ldims),
+        rst: strides(rdims),
+        ost: strides(&dims),
+        kspd: ksp.iter().map(|&d| rdims[d]).collect(),
+        ospd: osp.iter().map(|&d| dims[d]).collect(),
+        of_per_fg: out_feat / fgc,
+        of_per_bg: out_feat / bgc,
+        out_batch,
+        out_feat,
+        k_in,
+        ib,
+        ifd,
+        kif,
+        kof,
+        ob,
+        of,
+        isp,
+        ksp,
+        osp,
+        tables,
+        dims,
+    })
+}
+
+impl ConvPlan {
+    /// Base offsets of the lhs and rhs for (batch, out feature, out spatial, kernel spatial);
+    /// the third field is 0 for an input element, 1 for a padding / dilation zero (`None` for
+    /// one when `skip_padding`).
+    fn locate(
+        &self,
+        b: usize,
+        fo: usize,
+        o: &[usize],
+        k: &[usize],
+        skip_padding: bool,
+    ) -> Option<(usize, usize, usize)> {
+        let fg = fo / self.of_per_fg;
+        let bg = fo / self.of_per_bg;
+        let in_b = bg * self.out_batch + b;
+        let mut lbase = in_b * self.lst[self.ib] + fg * self.k_in * self.lst[self.ifd];
+        let mut rbase = fo * self.rst[self.kof];
+        let mut pad = 0;
+        for s in 0..self.isp.len() {
+            match self.tables[s][o[s] * self.kspd[s] + k[s]] {
+                Some(x) => lbase += x * self.lst[self.isp[s]],
+                None => pad = 1,
+            }
+            rbase += k[s] * self.rst[self.ksp[s]];
+        }
+        if pad == 1 && skip_padding {
+            return None;
+        }
+        Some((lbase, rbase, pad))
+    }
+
+    fn place(&self, b: usize, fo: usize, o: &[usize]) -> usize {
+        b * self.ost[self.ob]
+            + fo * self.ost[self.of]
+            + o.iter()
+                .zip(&self.osp)
+                .map(|(&x, &d)| x * self.ost[d])
+                .sum::<usize>()
+    }
+
+    /// Every output's products accumulated (row-major operands, output in row-major order).
+    pub(crate) fn run<I: Copy + Send + Sync, A: Accumulate<I>>(
+        &self,
+        lw: &[I],
+        rw: &[I],
+        skip_padding: bool,
+    ) -> Vec<A> {
+        let n_out = product(&self.dims);
+        let (lfs, rfs) = (self.lst[self.ifd], self.rst[self.kif]);
+        let mut out = vec![A::zero(); n_out];
+        let per_bf: Vec<Vec<(usize, A)>> = (0..self.out_batch * self.out_feat)
             .into_par_iter()
             .map(|bf| {
-                let (b, fo) = (bf / out_feat, bf % out_feat);
+                let (b, fo) = (bf / self.out_feat, bf % self.out_feat);
                 let mut res = Vec::new();
-                for_each_index(ospd, |o, _| {
-                    let mut acc = T::ZERO;
-                    for_each_index(kspd, |k, _| {
-                        match f(b, fo, o, k) {
+                for_each_index(&self.ospd, |o, _| {
+                    let mut acc = A::zero();
+                    for_each_index(&self.kspd, |k, _| {
+                        match self.locate(b, fo, o, k, skip_padding) {
                             Some((lbase, rbase, 0)) => {
-                                for c in 0..k_in {
+                                for c in 0..self.k_in {
                                     acc = acc.mul_add(lw[lbase + c * lfs], rw[rbase + c * rfs]);
                                 }
                             }
@@ -521,72 +644,54 @@ pub fn convolution(
                             // any element (StableHLO pads, then takes the dot), so an inf/NaN
                             // kernel value makes the sum NaN, as on XLA.
                             Some((_, rbase, _)) => {
-                                for c in 0..k_in {
-                                    acc = acc.mul_add(T::ZERO, rw[rbase + c * rfs]);
+                                for c in 0..self.k_in {
+                                    acc = acc.pad(rw[rbase + c * rfs]);
                                 }
                             }
                             None => {}
                         }
                     });
-                    res.push((place(b, fo, o), acc));
+                    res.push((self.place(b, fo, o), acc));
                 });
-                (bf, res)
+                res
             })
             .collect();
-        for (_, res) in per_bf {
+        for res in per_bf {
             for (p, v) in res {
                 out[p] = v;
             }
         }
         out
     }
-    // Base offsets of the lhs and rhs for (batch, out feature, out spatial, kernel spatial),
-    // with the input-feature loop stepping by the feature strides.
-    let locate = |b: usize, fo: usize, o: &[usize], k: &[usize]| -> Option<(usize, usize, usize)> {
-        let fg = fo / of_per_fg;
-        let bg = fo / of_per_bg;
-        let in_b = bg * out_batch + b;
-        let mut lbase = in_b * lst[ib] + fg * k_in * lst[ifd];
-        let mut rbase = fo * rst[kof];
-        // Third field: 0 for an input element, 1 for a padding / dilation zero.
-        let mut pad = 0;
-        for s in 0..nsp {
-            match tables[s][o[s] * kspd[s] + k[s]] {
-                Some(x) => lbase += x * lst[isp[s]],
-                None => pad = 1,
-            }
-            rbase += k[s] * rst[ksp[s]];
-        }
-        if pad == 1 && skip_padding {
-            return None;
-        }
-        Some((lbase, rbase, pad))
-    };
-    let place = |b: usize, fo: usize, o: &[usize]| -> usize {
-        b * ost[ob] + fo * ost[of] + o.iter().zip(&osp).map(|(&x, &d)| x * ost[d]).sum::<usize>()
-    };
-    // One call of `run` per accumulation domain.
-    macro_rules! conv {
-        ($a:expr, $b:expr) => {
-            run(
-                &$a, &$b, n_out, out_batch, out_feat, &ospd, &kspd, &locate, k_in, lst[ifd],
-                rst[kif], &place,
-            )
-        };
-    }
+}
+
+/// Convolution as the StableHLO spec defines it, including feature and batch groups.
+/// `skip_padding`: padding and base-dilation zeros of the lhs are not multiplied (see
+/// [`crate::variant::Variant::skip_conv_padding`]); by default they are.
+pub fn convolution(
+    i: &Instruction,
+    l: &Array,
+    r: &Array,
+    acc: Accumulation,
+    skip_padding: bool,
+) -> Result<Array> {
+    let narrow_acc = acc != Accumulation::Wide;
+    let plan = conv_plan(i, &l.dims, &r.dims)?;
+    let (ty, dims) = (plan.ty, plan.dims.clone());
+    let d = domain(&[l.ty, r.ty, ty]);
     let out = match (widen(&l.buf, d)?, widen(&r.buf, d)?) {
         (Wide::F(a), Wide::F(b)) if acc == Accumulation::NarrowFused && narrow_float(ty) => {
-            from_f32fmas(conv!(f32fmas(&a), f32fmas(&b)))
+            from_f32fmas(plan.run(&f32fmas(&a), &f32fmas(&b), skip_padding))
         }
         (Wide::F(a), Wide::F(b)) if narrow_acc && narrow_float(ty) => {
-            from_f32s(conv!(f32s(&a), f32s(&b)))
+            from_f32s(plan.run(&f32s(&a), &f32s(&b), skip_padding))
         }
         (Wide::C(a), Wide::C(b)) if narrow_acc && ty == PrimitiveType::C64 => {
-            from_c32s(conv!(c32s(&a), c32s(&b)))
+            from_c32s(plan.run(&c32s(&a), &c32s(&b), skip_padding))
         }
-        (Wide::F(a), Wide::F(b)) => Wide::F(conv!(a, b)),
-        (Wide::I(a), Wide::I(b)) => Wide::I(conv!(a, b)),
-        (Wide::C(a), Wide::C(b)) => Wide::C(conv!(a, b)),
+        (Wide::F(a), Wide::F(b)) => Wide::F(plan.run(&a, &b, skip_padding)),
+        (Wide::I(a), Wide::I(b)) => Wide::I(plan.run(&a, &b, skip_padding)),
+        (Wide::C(a), Wide::C(b)) => Wide::C(plan.run(&a, &b, skip_padding)),
         _ => return Err(invalid("convolution operand domains differ")),
     };
     narrow(out, dims, ty)

@@ -85,7 +85,7 @@ fn float_sign(x: f64) -> f64 {
     }
 }
 
-fn logistic(x: f64) -> f64 {
+pub(crate) fn logistic(x: f64) -> f64 {
     // 1 / (1 + e^-x), written so that neither branch overflows.
     if x >= 0.0 {
         1.0 / (1.0 + (-x).exp())
@@ -539,7 +539,7 @@ fn c64_binop(op: Opcode) -> Option<fn(Complex32, Complex32) -> Complex32> {
 }
 
 /// The complex variant of each unary op (computed on Complex64, rounded once to the element type).
-fn unary_complex_fn(op: Opcode) -> Option<fn(Complex64) -> Complex64> {
+pub(crate) fn unary_complex_fn(op: Opcode) -> Option<fn(Complex64) -> Complex64> {
     use xla_complex as X;
     use Opcode as O;
     Some(match op {

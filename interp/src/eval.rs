@@ -9,10 +9,10 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 /// The order to evaluate a computation in, and which values die after each step.
-struct Plan {
-    order: Vec<InstrId>,
+pub(crate) struct Plan {
+    pub(crate) order: Vec<InstrId>,
     /// `release[k]`: values no longer needed after step k.
-    release: Vec<Vec<InstrId>>,
+    pub(crate) release: Vec<Vec<InstrId>>,
 }
 
 pub(crate) struct Ctx<'m> {
@@ -65,6 +65,27 @@ pub(crate) fn run_entry(module: &Module, args: Vec<Value>, opts: &EvalOptions) -
         })?;
     }
     ctx.call(module.entry, args)
+}
+
+/// One instruction of `comp` evaluated alone on `ops` (the enclosure's exact fallback for ops
+/// XLA has no freedom in, on exactly known operands).
+pub(crate) fn eval_one(
+    module: &Module,
+    opts: &EvalOptions,
+    comp: &hlo::Computation,
+    i: &Instruction,
+    ops: &[&Value],
+) -> Result<Value> {
+    let mut ctx = Ctx {
+        module,
+        opts: opts.clone(),
+        steps: 0,
+        live_bytes: 0,
+        plans: vec![None; module.computations.len()],
+        consts: std::collections::HashMap::new(),
+        depth: 0,
+    };
+    ctx.eval_instr(comp, i, ops)
 }
 
 /// Checks a value against a shape (element type and dimensions; layouts ignored).
@@ -128,7 +149,7 @@ pub(crate) fn arr(v: &Value) -> Result<&Arc<Array>> {
     }
 }
 
-fn plan(module: &Module, c: CompId) -> Result<Plan> {
+pub(crate) fn plan(module: &Module, c: CompId) -> Result<Plan> {
     let comp = &module.computations[c];
     let n = comp.instructions.len();
     if comp.root >= n {

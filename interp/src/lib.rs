@@ -16,6 +16,7 @@ mod control;
 mod convert;
 mod dot;
 mod elementwise;
+pub mod enclose;
 mod eval;
 mod fft;
 pub mod host;

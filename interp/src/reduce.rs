@@ -48,7 +48,7 @@ pub fn simple_binop(module: &Module, c: CompId) -> Option<(Opcode, bool)> {
 }
 
 /// If computation `c` returns its second parameter (scatter's "replace" combiner).
-fn is_assign(module: &Module, c: CompId) -> bool {
+pub(crate) fn is_assign(module: &Module, c: CompId) -> bool {
     let Some(comp) = module.computations.get(c) else {
         return false;
     };
@@ -67,10 +67,10 @@ pub struct Groups {
 }
 
 impl Groups {
-    fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.offsets.len() - 1
     }
-    fn group(&self, g: usize) -> &[usize] {
+    pub(crate) fn group(&self, g: usize) -> &[usize] {
         &self.positions[self.offsets[g]..self.offsets[g + 1]]
     }
 }
@@ -400,8 +400,15 @@ fn result_value(i: &Instruction, outs: Vec<Array>, dims: &[usize]) -> Result<Val
 pub fn reduce(ctx: &mut Ctx, i: &Instruction, ops: &[&Value]) -> Result<Value> {
     let (inputs, inits) = split_operands(ops)?;
     let c = attrs::comp(i, "to_apply")?;
+    let (groups, out_d) = reduce_groups(i, &inputs[0].dims)?;
+    let outs = fold(ctx, c, &inputs, &inits, &groups)?;
+    result_value(i, outs, &out_d)
+}
+
+/// For a reduce of an operand of dims `in_dims`: the positions (row-major) each output element
+/// folds, in row-major order of the reduced dimensions, and the output's dims.
+pub(crate) fn reduce_groups(i: &Instruction, in_dims: &[usize]) -> Result<(Groups, Vec<usize>)> {
     let rd = attrs::dims(i, "dimensions")?;
-    let in_dims = inputs[0].dims.clone();
     if rd.iter().any(|&d| d >= in_dims.len()) {
         return Err(invalid("reduce dimension out of range"));
     }
@@ -411,8 +418,8 @@ pub fn reduce(ctx: &mut Ctx, i: &Instruction, ops: &[&Value]) -> Result<Value> {
     red.dedup();
     let order: Vec<usize> = kept.iter().chain(&red).copied().collect();
     let pdims: Vec<usize> = order.iter().map(|&d| in_dims[d]).collect();
-    let st = strides(&in_dims);
-    let mut positions = Vec::with_capacity(product(&in_dims));
+    let st = strides(in_dims);
+    let mut positions = Vec::with_capacity(product(in_dims));
     for_each_index(&pdims, |idx, _| {
         positions.push(idx.iter().zip(&order).map(|(&x, &d)| x * st[d]).sum())
     });
@@ -423,13 +430,16 @@ pub fn reduce(ctx: &mut Ctx, i: &Instruction, ops: &[&Value]) -> Result<Value> {
         positions,
         offsets: (0..=ng).map(|g| g * r).collect(),
     };
-    let outs = fold(ctx, c, &inputs, &inits, &groups)?;
-    result_value(i, outs, &out_d)
+    Ok((groups, out_d))
 }
 
 /// For a window op: the positions (row-major in the operand) each output element's window
 /// covers, skipping padding and base-dilation holes.
-fn window_groups(i: &Instruction, in_dims: &[usize], out_d: &[usize]) -> Result<Groups> {
+pub(crate) fn window_groups(
+    i: &Instruction,
+    in_dims: &[usize],
+    out_d: &[usize],
+) -> Result<Groups> {
     let w = i.window().ok_or_else(|| invalid("missing window"))?;
     if w.dims.len() != in_dims.len() || out_d.len() != in_dims.len() {
         return Err(invalid("window rank differs from operand rank"));
@@ -587,38 +597,27 @@ pub fn select_and_scatter(ctx: &mut Ctx, i: &Instruction, ops: &[&Value]) -> Res
     Ok(Value::array(out))
 }
 
-pub fn scatter(ctx: &mut Ctx, i: &Instruction, ops: &[&Value]) -> Result<Value> {
-    if ops.len() < 3 || ops.len() % 2 == 0 {
-        return Err(invalid("scatter takes N operands, indices and N updates"));
-    }
-    let n = (ops.len() - 1) / 2;
-    let operands: Vec<&Array> = ops[..n]
-        .iter()
-        .map(|v| arr(v).map(|a| &**a))
-        .collect::<Result<_>>()?;
-    let idx = arr(ops[n])?;
-    let updates: Vec<&Array> = ops[n + 1..]
-        .iter()
-        .map(|v| arr(v).map(|a| &**a))
-        .collect::<Result<_>>()?;
-    let c = attrs::comp(i, "to_apply")?;
+/// For a scatter of updates of dims `ud` into operands of dims `od` at indices `idx`: the
+/// (operand position, update position) pairs it writes, row-major over the updates, skipping
+/// windows that fall outside the operand.
+pub(crate) fn scatter_targets(
+    i: &Instruction,
+    od: &[usize],
+    idx: &Array,
+    ud: &[usize],
+) -> Result<Vec<(usize, usize)>> {
     let uwd = attrs::dims(i, "update_window_dims")?;
     let iwd = attrs::dims(i, "inserted_window_dims")?;
     let sdod = attrs::dims(i, "scatter_dims_to_operand_dims")?;
     let ibd = attrs::dims(i, "input_batching_dims")?;
     let sibd = attrs::dims(i, "scatter_indices_batching_dims")?;
     let ivd = attrs::req_int(i, "index_vector_dim")? as usize;
-    let od = operands[0].dims.clone();
-    let ud = updates[0].dims.clone();
     let rank = od.len();
-    if operands.iter().any(|a| a.dims != od)
-        || updates.iter().any(|u| u.dims != ud)
-        || uwd.iter().any(|&d| d >= ud.len())
+    if uwd.iter().any(|&d| d >= ud.len())
         || iwd.iter().chain(&sdod).chain(&ibd).any(|&d| d >= rank)
         || ivd > idx.dims.len()
         || ibd.len() != sibd.len()
         || sibd.iter().any(|&d| d >= idx.dims.len() || d == ivd)
-        || operands.iter().zip(&updates).any(|(a, u)| a.ty != u.ty)
     {
         return Err(invalid("inconsistent scatter dimension numbers"));
     }
@@ -649,22 +648,12 @@ pub fn scatter(ctx: &mut Ctx, i: &Instruction, ops: &[&Value]) -> Result<Value> 
     for (k, &d) in window_operand.iter().enumerate() {
         wsize[d] = ud[uwd[k]];
     }
-    let st = strides(&od);
-    let mut outs: Vec<Array> = operands.iter().map(|a| (*a).clone()).collect();
-    let fast = if n == 1 {
-        if is_assign(ctx.module, c) {
-            Some(None)
-        } else {
-            simple_binop(ctx.module, c).map(Some)
-        }
-    } else {
-        None
-    };
+    let st = strides(od);
     let mut b = vec![0usize; usd.len()];
     let mut sv = Vec::new();
     let mut start = vec![0i64; rank];
-    let mut targets: Vec<(usize, usize)> = Vec::with_capacity(product(&ud));
-    for_each_index(&ud, |u, lin| {
+    let mut targets: Vec<(usize, usize)> = Vec::with_capacity(product(ud));
+    for_each_index(ud, |u, lin| {
         for (k, &d) in usd.iter().enumerate() {
             b[k] = u[d];
         }
@@ -688,6 +677,43 @@ pub fn scatter(ctx: &mut Ctx, i: &Instruction, ops: &[&Value]) -> Result<Value> 
         }
         targets.push((p, lin));
     });
+    Ok(targets)
+}
+
+pub fn scatter(ctx: &mut Ctx, i: &Instruction, ops: &[&Value]) -> Result<Value> {
+    if ops.len() < 3 || ops.len() % 2 == 0 {
+        return Err(invalid("scatter takes N operands, indices and N updates"));
+    }
+    let n = (ops.len() - 1) / 2;
+    let operands: Vec<&Array> = ops[..n]
+        .iter()
+        .map(|v| arr(v).map(|a| &**a))
+        .collect::<Result<_>>()?;
+    let idx = arr(ops[n])?;
+    let updates: Vec<&Array> = ops[n + 1..]
+        .iter()
+        .map(|v| arr(v).map(|a| &**a))
+        .collect::<Result<_>>()?;
+    let c = attrs::comp(i, "to_apply")?;
+    if operands.iter().zip(&updates).any(|(a, u)| a.ty != u.ty) {
+        return Err(invalid("inconsistent scatter dimension numbers"));
+    }
+    let od = operands[0].dims.clone();
+    let ud = updates[0].dims.clone();
+    if operands.iter().any(|a| a.dims != od) || updates.iter().any(|u| u.dims != ud) {
+        return Err(invalid("inconsistent scatter dimension numbers"));
+    }
+    let targets = scatter_targets(i, &od, idx, &ud)?;
+    let mut outs: Vec<Array> = operands.iter().map(|a| (*a).clone()).collect();
+    let fast = if n == 1 {
+        if is_assign(ctx.module, c) {
+            Some(None)
+        } else {
+            simple_binop(ctx.module, c).map(Some)
+        }
+    } else {
+        None
+    };
     ctx.step(targets.len() as u64)?;
     match fast {
         Some(None) => {

@@ -1,0 +1,807 @@
+//! Float arithmetic on sets: IEEE add, subtract, multiply, divide, square root, remainder,
+//! maximum, minimum and compare, each enclosing every result a legitimate implementation gives
+//! for any operands in the sets.
+//!
+//! A set's numbers are the reals of `[lo, hi]`; an infinite bound means both the unbounded reals
+//! on that side and the infinity itself (a type computed with excess precision holds reals
+//! beyond its largest value). An op works on each operand's parts (-inf, the finite reals,
+//! +inf), computes the exact real bounds of the finite part (TwoSum and FMA give the exact error
+//! of each f64 bound) and rounds them outward to the element type: a result rounded to nearest,
+//! computed wider and rounded later, or contracted into a fused multiply-add lies between them.
+
+use super::format::Format;
+use super::set::{le, tmax, tmin, FSet, ISet, Why};
+
+/// An exact real value `r + e`: `e` is the error of `r` (only its sign is used: see
+/// [`Format::down2`]); NaN for "either way", and `r = +-f64::MAX` with `e = +-1` for a finite
+/// real beyond f64.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Ex {
+    pub r: f64,
+    pub e: f64,
+}
+
+impl Ex {
+    pub fn exact(r: f64) -> Ex {
+        Ex { r, e: 0.0 }
+    }
+
+    /// `r` computed with an error of either sign (a libm result, an underflowed product).
+    pub fn inexact(r: f64) -> Ex {
+        Ex { r, e: f64::NAN }
+    }
+
+    /// A finite real beyond f64 of the sign of `positive`.
+    fn beyond(positive: bool) -> Ex {
+        if positive {
+            Ex {
+                r: f64::MAX,
+                e: 1.0,
+            }
+        } else {
+            Ex {
+                r: -f64::MAX,
+                e: -1.0,
+            }
+        }
+    }
+
+    /// Total order of exact values (by `r`, then by the error's sign).
+    fn le(self, o: Ex) -> bool {
+        if self.r != o.r || (self.r == 0.0 && self.r.to_bits() != o.r.to_bits()) {
+            return le(self.r, o.r);
+        }
+        let s = |e: f64| if e.is_nan() { 0.0 } else { e };
+        s(self.e) <= s(o.e)
+    }
+}
+
+/// `a + b` exactly (finite operands; unbounded ones give an unbounded result).
+pub(crate) fn add_ex(a: f64, b: f64) -> Ex {
+    let s = a + b;
+    if s.is_infinite() && a.is_finite() && b.is_finite() {
+        return Ex::beyond(s > 0.0);
+    }
+    if !s.is_finite() {
+        return Ex::exact(s);
+    }
+    // TwoSum (Knuth).
+    let bb = s - a;
+    let e = (a - (s - bb)) + (b - bb);
+    Ex { r: s, e }
+}
+
+/// `a * b` exactly; `0 * unbounded` is a zero (a finite real times zero).
+pub(crate) fn mul_ex(a: f64, b: f64) -> Ex {
+    if (a == 0.0 && b.is_infinite()) || (b == 0.0 && a.is_infinite()) {
+        let neg = a.is_sign_negative() != b.is_sign_negative();
+        return Ex::exact(if neg { -0.0 } else { 0.0 });
+    }
+    let p = a * b;
+    if p.is_infinite() && a.is_finite() && b.is_finite() {
+        return Ex::beyond(p > 0.0);
+    }
+    if !p.is_finite() {
+        return Ex::exact(p);
+    }
+    let e = a.mul_add(b, -p);
+    if p.abs() < f64::MIN_POSITIVE && a != 0.0 && b != 0.0 {
+        // The error of a product in f64's subnormal range is not exact.
+        return Ex::inexact(p);
+    }
+    Ex { r: p, e }
+}
+
+/// `a / b` exactly (`b` a nonzero finite real, or unbounded); the remainder's sign tells the
+/// error's.
+pub(crate) fn div_ex(a: f64, b: f64) -> Ex {
+    if b.is_infinite() {
+        let neg = a.is_sign_negative() != b.is_sign_negative();
+        if a.is_infinite() {
+            // Unbounded over unbounded: any real of that sign.
+            return Ex::exact(if neg {
+                f64::NEG_INFINITY
+            } else {
+                f64::INFINITY
+            });
+        }
+        return Ex::exact(if neg { -0.0 } else { 0.0 });
+    }
+    let q = a / b;
+    if q.is_infinite() && a.is_finite() {
+        return Ex::beyond(q > 0.0);
+    }
+    if !q.is_finite() || q == 0.0 && a != 0.0 {
+        return Ex::inexact(q);
+    }
+    let r = (-q).mul_add(b, a);
+    if q.abs() < f64::MIN_POSITIVE {
+        return Ex::inexact(q);
+    }
+    Ex {
+        r: q,
+        e: r * b.signum(),
+    }
+}
+
+/// `sqrt(x)` exactly for `x >= 0`.
+pub(crate) fn sqrt_ex(x: f64) -> Ex {
+    let s = x.sqrt();
+    if !s.is_finite() || s == 0.0 {
+        return Ex::exact(s);
+    }
+    Ex {
+        r: s,
+        e: (-s).mul_add(s, x),
+    }
+}
+
+/// The parts of a set: its negative infinity, its finite reals (bounds possibly unbounded) and
+/// its positive infinity.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Parts {
+    pub ninf: bool,
+    pub fin: Option<(f64, f64)>,
+    pub pinf: bool,
+}
+
+pub(crate) fn parts(s: &FSet) -> Parts {
+    if !s.num {
+        return Parts {
+            ninf: false,
+            fin: None,
+            pinf: false,
+        };
+    }
+    let only_inf = s.lo.to_bits() == s.hi.to_bits() && s.lo.is_infinite();
+    Parts {
+        ninf: s.lo == f64::NEG_INFINITY,
+        fin: (!only_inf).then_some((s.lo, s.hi)),
+        pinf: s.hi == f64::INFINITY,
+    }
+}
+
+/// A result being built: the hull of the values added to it.
+pub(crate) struct Out<'f> {
+    pub fmt: &'f Format,
+    pub set: FSet,
+}
+
+impl<'f> Out<'f> {
+    pub fn new(fmt: &'f Format) -> Out<'f> {
+        Out {
+            fmt,
+            set: FSet::EMPTY,
+        }
+    }
+
+    pub fn value(&mut self, x: f64) {
+        self.set = self.set.hull(FSet::point(x));
+    }
+
+    pub fn nan(&mut self) {
+        self.set.nan = true;
+    }
+
+    /// The reals between two exact values, rounded outward to the type.
+    pub fn range(&mut self, lo: Ex, hi: Ex) {
+        let (d, u) = (self.fmt.down2(lo.r, lo.e), self.fmt.up2(hi.r, hi.e));
+        if d.nan || u.nan {
+            self.set.nan = true;
+        }
+        let (a, b) = (d.v, u.v);
+        if a.is_nan() || b.is_nan() {
+            return;
+        }
+        let r = FSet::range(a, b);
+        let widened = lo.e != 0.0 || hi.e != 0.0 || lo.r != a || hi.r != b;
+        self.set = self
+            .set
+            .hull(if widened { r.because(Why::ROUNDING) } else { r });
+    }
+
+    /// The range whose bounds are the least and greatest of `corners`.
+    pub fn corners(&mut self, corners: &[Ex]) {
+        let mut lo = corners[0];
+        let mut hi = corners[0];
+        for &c in &corners[1..] {
+            if c.le(lo) {
+                lo = c;
+            }
+            if hi.le(c) {
+                hi = c;
+            }
+        }
+        self.range(lo, hi);
+    }
+
+    pub fn done(self, why: Why) -> FSet {
+        self.set.because(why)
+    }
+}
+
+/// What an op may do with subnormals: read them as zero (`daz`: XLA CPU's denormals-are-zero
+/// mode for bf16, f32 and f64 operands), flush subnormal results to zero (`ftz`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Subnormals {
+    pub daz: bool,
+    pub ftz: bool,
+}
+
+/// `s` with the zero of the same sign added wherever it holds subnormal numbers of `fmt`.
+pub(crate) fn flush(fmt: &Format, s: FSet) -> FSet {
+    if !s.num {
+        return s;
+    }
+    // The largest f64 below the type's smallest normal magnitude.
+    let below = fmt.min_normal.next_down_f64();
+    let mut out = s;
+    // Positive subnormals in the set: +0 joins it; negative ones: -0.
+    if s.meets(5e-324, below) {
+        out = out.hull(FSet::point(0.0));
+    }
+    if s.meets(-below, -5e-324) {
+        out = out.hull(FSet::point(-0.0));
+    }
+    if out != s {
+        out.why |= Why::FLUSH;
+    }
+    out
+}
+
+/// f64 helpers the standard library stabilized late.
+pub(crate) trait F64Ext {
+    fn next_down_f64(self) -> f64;
+    fn next_up_f64(self) -> f64;
+}
+
+impl F64Ext for f64 {
+    fn next_down_f64(self) -> f64 {
+        if self.is_nan() || self == f64::NEG_INFINITY {
+            return self;
+        }
+        if self == 0.0 {
+            return -5e-324;
+        }
+        let b = self.to_bits();
+        f64::from_bits(if self > 0.0 { b - 1 } else { b + 1 })
+    }
+    fn next_up_f64(self) -> f64 {
+        -(-self).next_down_f64()
+    }
+}
+
+/// The operand as an op that reads subnormals as zero sees it.
+pub(crate) fn operand(fmt: &Format, s: FSet, sub: Subnormals) -> FSet {
+    if sub.daz {
+        flush(fmt, s)
+    } else {
+        s
+    }
+}
+
+/// A result as the op leaves it: flushed where subnormal results may be.
+pub(crate) fn result(fmt: &Format, s: FSet, sub: Subnormals) -> FSet {
+    if sub.ftz {
+        flush(fmt, s)
+    } else {
+        s
+    }
+}
+
+fn why2(a: &FSet, b: &FSet) -> Why {
+    a.why | b.why
+}
+
+/// IEEE `a + b`.
+pub(crate) fn add(fmt: &Format, a: FSet, b: FSet, sub: Subnormals) -> FSet {
+    let (a, b) = (operand(fmt, a, sub), operand(fmt, b, sub));
+    let (pa, pb) = (parts(&a), parts(&b));
+    let mut out = Out::new(fmt);
+    if a.nan || b.nan || (pa.ninf && pb.pinf) || (pa.pinf && pb.ninf) {
+        out.nan();
+    }
+    let fin_a = pa.fin.is_some();
+    let fin_b = pb.fin.is_some();
+    if (pa.ninf && (pb.ninf || fin_b)) || (pb.ninf && fin_a) {
+        out.value(f64::NEG_INFINITY);
+    }
+    if (pa.pinf && (pb.pinf || fin_b)) || (pb.pinf && fin_a) {
+        out.value(f64::INFINITY);
+    }
+    if let (Some((al, ah)), Some((bl, bh))) = (pa.fin, pb.fin) {
+        let mut lo = add_ex(al, bl);
+        let mut hi = add_ex(ah, bh);
+        // An exact zero sum is -0 only when both addends are -0.
+        if lo.r == 0.0 && lo.e == 0.0 {
+            let neg = a.contains(-0.0) && b.contains(-0.0);
+            lo.r = if neg { -0.0 } else { 0.0 };
+        }
+        if hi.r == 0.0 && hi.e == 0.0 {
+            let pos = !(ah.to_bits() == (-0.0f64).to_bits() && bh.to_bits() == (-0.0f64).to_bits());
+            hi.r = if pos { 0.0 } else { -0.0 };
+        }
+        out.range(lo, hi);
+    }
+    result(fmt, out.done(why2(&a, &b)), sub)
+}
+
+pub(crate) fn negate(s: FSet) -> FSet {
+    if !s.num {
+        return s;
+    }
+    FSet {
+        lo: -s.hi,
+        hi: -s.lo,
+        ..s
+    }
+}
+
+pub(crate) fn abs(s: FSet) -> FSet {
+    if !s.num {
+        return s;
+    }
+    if le(0.0, s.lo) {
+        return s;
+    }
+    if le(s.hi, -0.0) {
+        return negate(s);
+    }
+    FSet {
+        lo: 0.0,
+        hi: s.hi.max(-s.lo),
+        ..s
+    }
+}
+
+/// IEEE `a - b`.
+pub(crate) fn subtract(fmt: &Format, a: FSet, b: FSet, sub: Subnormals) -> FSet {
+    add(fmt, a, negate(b), sub)
+}
+
+/// Whether the set holds a value whose sign bit is set (-0 and negatives) / clear.
+fn neg_sign(s: &FSet) -> bool {
+    s.num && le(s.lo, -0.0)
+}
+fn pos_sign(s: &FSet) -> bool {
+    s.num && le(0.0, s.hi)
+}
+
+/// IEEE `a * b`.
+pub(crate) fn multiply(fmt: &Format, a: FSet, b: FSet, sub: Subnormals) -> FSet {
+    let (a, b) = (operand(fmt, a, sub), operand(fmt, b, sub));
+    let (pa, pb) = (parts(&a), parts(&b));
+    let mut out = Out::new(fmt);
+    if a.nan || b.nan {
+        out.nan();
+    }
+    let inf_a = pa.ninf || pa.pinf;
+    let inf_b = pb.ninf || pb.pinf;
+    // inf * 0 is NaN; inf * x is an infinity of the sign of the product.
+    let infinite = |out: &mut Out, inf: &Parts, other: &FSet| {
+        if other.may_be_zero() {
+            out.nan();
+        }
+        let nonzero_neg = other.meets(f64::NEG_INFINITY, -5e-324);
+        let nonzero_pos = other.meets(5e-324, f64::INFINITY);
+        if (inf.pinf && nonzero_pos) || (inf.ninf && nonzero_neg) {
+            out.value(f64::INFINITY);
+        }
+        if (inf.pinf && nonzero_neg) || (inf.ninf && nonzero_pos) {
+            out.value(f64::NEG_INFINITY);
+        }
+    };
+    if inf_a {
+        infinite(&mut out, &pa, &b);
+    }
+    if inf_b {
+        infinite(&mut out, &pb, &a);
+    }
+    if let (Some((al, ah)), Some((bl, bh))) = (pa.fin, pb.fin) {
+        let c = [mul_ex(al, bl), mul_ex(al, bh), mul_ex(ah, bl), mul_ex(ah, bh)];
+        out.corners(&c);
+    }
+    result(fmt, out.done(why2(&a, &b)), sub)
+}
+
+/// IEEE `a / b`.
+pub(crate) fn divide(fmt: &Format, a: FSet, b: FSet, sub: Subnormals) -> FSet {
+    let (a, b) = (operand(fmt, a, sub), operand(fmt, b, sub));
+    let (pa, pb) = (parts(&a), parts(&b));
+    let mut out = Out::new(fmt);
+    if a.nan || b.nan {
+        out.nan();
+    }
+    let a_inf = pa.ninf || pa.pinf;
+    let b_inf = pb.ninf || pb.pinf;
+    if a_inf && b_inf {
+        out.nan();
+    }
+    // inf / finite: an infinity of the quotient's sign (the finite divisor's zeros included).
+    if a_inf && pb.fin.is_some() {
+        let (ns, ps) = (neg_sign(&b), pos_sign(&b));
+        if (pa.pinf && ps) || (pa.ninf && ns) {
+            out.value(f64::INFINITY);
+        }
+        if (pa.pinf && ns) || (pa.ninf && ps) {
+            out.value(f64::NEG_INFINITY);
+        }
+    }
+    // finite / inf: a zero of the quotient's sign.
+    if b_inf && pa.fin.is_some() {
+        let (ns, ps) = (neg_sign(&a), pos_sign(&a));
+        if (ps && pb.pinf) || (ns && pb.ninf) {
+            out.value(0.0);
+        }
+        if (ps && pb.ninf) || (ns && pb.pinf) {
+            out.value(-0.0);
+        }
+    }
+    if let (Some((al, ah)), Some((bl, bh))) = (pa.fin, pb.fin) {
+        let spans = bl < 0.0 && bh > 0.0;
+        if a.may_be_zero() && b.may_be_zero() {
+            out.nan();
+        }
+        if spans {
+            out.value(f64::NEG_INFINITY);
+            out.value(f64::INFINITY);
+        } else {
+            // 0 / 0 is NaN (flagged above): that corner bounds no number.
+            let corner = |x: f64, y: f64| -> Option<Ex> {
+                if y == 0.0 {
+                    if x == 0.0 {
+                        return None;
+                    }
+                    let neg = x.is_sign_negative() != y.is_sign_negative();
+                    return Some(Ex::exact(if neg {
+                        f64::NEG_INFINITY
+                    } else {
+                        f64::INFINITY
+                    }));
+                }
+                Some(div_ex(x, y))
+            };
+            // A divisor range ending at a zero of one sign: quotients grow without bound toward
+            // that zero, so the corners with that zero bound the range.
+            let c: Vec<Ex> = [(al, bl), (al, bh), (ah, bl), (ah, bh)]
+                .into_iter()
+                .filter_map(|(x, y)| corner(x, y))
+                .collect();
+            if !c.is_empty() {
+                out.corners(&c);
+            }
+        }
+    }
+    result(fmt, out.done(why2(&a, &b)), sub)
+}
+
+/// IEEE `sqrt(x)` (correctly rounded; -0 stays -0; negatives are NaN).
+pub(crate) fn sqrt(fmt: &Format, a: FSet, sub: Subnormals) -> FSet {
+    let a = operand(fmt, a, sub);
+    let mut out = Out::new(fmt);
+    if a.nan || (a.num && a.lo < 0.0) {
+        out.nan();
+    }
+    if a.num && le(-0.0, a.hi) {
+        let lo = tmax(a.lo, -0.0);
+        let hi = a.hi;
+        let l = if lo.to_bits() == (-0.0f64).to_bits() {
+            Ex::exact(-0.0)
+        } else if lo < 0.0 {
+            Ex::exact(0.0)
+        } else {
+            sqrt_ex(lo)
+        };
+        out.range(l, sqrt_ex(hi));
+    }
+    result(fmt, out.done(a.why), sub)
+}
+
+/// IEEE `maximum`/`minimum` propagating NaN. Where a zero of each sign is possible, either may
+/// be the result (the two compare equal).
+pub(crate) fn max_min(a: FSet, b: FSet, max: bool) -> FSet {
+    let nan = a.nan || b.nan;
+    if !a.num || !b.num {
+        return FSet {
+            nan,
+            ..FSet::NAN
+        }
+        .because(a.why | b.why);
+    }
+    let (lo, hi) = if max {
+        (tmax(a.lo, b.lo), tmax(a.hi, b.hi))
+    } else {
+        (tmin(a.lo, b.lo), tmin(a.hi, b.hi))
+    };
+    let mut s = FSet::range(lo, hi).with_nan(nan).because(a.why | b.why);
+    let zeros = |x: &FSet| (x.contains(-0.0), x.contains(0.0));
+    let (an, ap) = zeros(&a);
+    let (bn, bp) = zeros(&b);
+    if s.may_be_zero() && (an || bn) && (ap || bp) {
+        s = s.hull(FSet::point(-0.0)).hull(FSet::point(0.0));
+    }
+    s
+}
+
+/// The comparison directions of `compare`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Dir {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl Dir {
+    pub fn parse(s: &str) -> Option<Dir> {
+        Some(match s {
+            "EQ" => Dir::Eq,
+            "NE" => Dir::Ne,
+            "LT" => Dir::Lt,
+            "LE" => Dir::Le,
+            "GT" => Dir::Gt,
+            "GE" => Dir::Ge,
+            _ => return None,
+        })
+    }
+
+    /// The direction with the operands swapped.
+    pub fn swapped(self) -> Dir {
+        match self {
+            Dir::Lt => Dir::Gt,
+            Dir::Gt => Dir::Lt,
+            Dir::Le => Dir::Ge,
+            Dir::Ge => Dir::Le,
+            d => d,
+        }
+    }
+}
+
+/// The outcomes (false, true) `compare(a, b)` may have over ordered values given as
+/// `[alo, ahi]` and `[blo, bhi]` (`lt(x, y)`: x below y; `eq`: x equal y).
+fn outcomes<T: Copy>(
+    (alo, ahi): (T, T),
+    (blo, bhi): (T, T),
+    dir: Dir,
+    lt: impl Fn(T, T) -> bool,
+) -> (bool, bool) {
+    let le = |x: T, y: T| !lt(y, x);
+    // Some a below some b / some a above some b / some a equal to some b / not all equal.
+    let can_lt = lt(alo, bhi);
+    let can_gt = lt(blo, ahi);
+    let can_eq = le(alo, bhi) && le(blo, ahi);
+    let all_eq = !lt(alo, ahi) && !lt(blo, bhi) && !lt(alo, blo) && !lt(blo, alo);
+    match dir {
+        Dir::Eq => (!all_eq, can_eq),
+        Dir::Ne => (can_eq, !all_eq),
+        Dir::Lt => (can_gt || can_eq, can_lt),
+        Dir::Le => (can_gt, can_lt || can_eq),
+        Dir::Gt => (can_lt || can_eq, can_gt),
+        Dir::Ge => (can_lt, can_gt || can_eq),
+    }
+}
+
+/// The `pred` set of `compare(a, b)` on float sets: IEEE (zeros equal, NaN unordered), or
+/// `TOTALORDER` (-0 below +0; a NaN's sign is free, so it may sort below or above anything).
+pub(crate) fn compare(a: FSet, b: FSet, dir: Dir, total: bool) -> ISet {
+    let why = a.why | b.why;
+    let (mut f, mut t) = (false, false);
+    if a.num && b.num {
+        let (x, y) = if total {
+            outcomes((a.lo, a.hi), (b.lo, b.hi), dir, |p: f64, q: f64| {
+                p.total_cmp(&q) == std::cmp::Ordering::Less
+            })
+        } else {
+            // Zeros compare equal: a zero bound is 0.
+            let z = |v: f64| if v == 0.0 { 0.0 } else { v };
+            outcomes(
+                (z(a.lo), z(a.hi)),
+                (z(b.lo), z(b.hi)),
+                dir,
+                |p: f64, q: f64| p < q,
+            )
+        };
+        f |= x;
+        t |= y;
+    }
+    if a.nan || b.nan {
+        if total {
+            // A NaN of either sign: below or above everything, or equal to another NaN.
+            f = true;
+            t = true;
+        } else {
+            // Unordered: every direction but NE is false.
+            if dir == Dir::Ne {
+                t = true;
+            } else {
+                f = true;
+            }
+        }
+    }
+    let s = ISet::range(if f { 0 } else { 1 }, if t { 1 } else { 0 });
+    if f && t {
+        s.because(why | Why::BRANCH)
+    } else {
+        s.because(why)
+    }
+}
+
+/// The `pred` set of `compare(a, b)` on integer sets.
+pub(crate) fn compare_int(a: ISet, b: ISet, dir: Dir) -> ISet {
+    let (f, t) = outcomes((a.lo, a.hi), (b.lo, b.hi), dir, |p: i128, q: i128| p < q);
+    let s = ISet::range(if f { 0 } else { 1 }, if t { 1 } else { 0 });
+    let why = a.why | b.why;
+    if f && t {
+        s.because(why | Why::BRANCH)
+    } else {
+        s.because(why)
+    }
+}
+
+/// IEEE `fmod(a, b)` (XLA's float `remainder`): exact where both are points; otherwise a bound
+/// by the sign of `a` and the largest magnitude of `b`.
+pub(crate) fn remainder(fmt: &Format, a: FSet, b: FSet, sub: Subnormals) -> FSet {
+    let (a, b) = (operand(fmt, a, sub), operand(fmt, b, sub));
+    let why = a.why | b.why;
+    let mut out = Out::new(fmt);
+    let pa = parts(&a);
+    if a.nan || b.nan || pa.ninf || pa.pinf || b.may_be_zero() {
+        out.nan();
+    }
+    if a.is_point() && b.is_point() {
+        let r = a.lo % b.lo;
+        if r.is_nan() {
+            out.nan();
+        } else {
+            out.value(r);
+        }
+        return result(fmt, out.done(why), sub);
+    }
+    if let Some((al, ah)) = pa.fin {
+        let bmax = b.max_abs();
+        let bmin = b.min_abs();
+        if bmin > 0.0 && al.abs().max(ah.abs()) < bmin {
+            // |a| < |b|: fmod(a, b) is a itself.
+            out.range(Ex::exact(al), Ex::exact(ah));
+        } else {
+            let lo = if le(al, -0.0) { -bmax } else { 0.0 };
+            let hi = if le(0.0, ah) { bmax } else { -0.0 };
+            out.range(Ex::exact(tmax(lo, al)), Ex::exact(tmin(hi, ah)));
+            if le(al, -0.0) {
+                out.value(-0.0);
+            }
+            if le(0.0, ah) {
+                out.value(0.0);
+            }
+        }
+    }
+    result(fmt, out.done(why), sub)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::format::format;
+    use super::*;
+    use hlo::PrimitiveType as T;
+
+    const NONE: Subnormals = Subnormals {
+        daz: false,
+        ftz: false,
+    };
+    const FTZ: Subnormals = Subnormals {
+        daz: true,
+        ftz: true,
+    };
+
+    fn p(x: f64) -> FSet {
+        FSet::point(x)
+    }
+
+    #[test]
+    fn exact_points_stay_points() {
+        let f = format(T::F32).unwrap();
+        let s = add(f, p(1.0), p(2.0), NONE);
+        assert!(s.is_point() && s.lo == 3.0, "{s:?}");
+        let s = multiply(f, p(3.0), p(-0.5), NONE);
+        assert!(s.is_point() && s.lo == -1.5);
+        let s = divide(f, p(1.0), p(4.0), NONE);
+        assert!(s.is_point() && s.lo == 0.25);
+        // An inexact result lies between its two neighbours.
+        let s = divide(f, p(1.0), p(3.0), NONE);
+        assert!(!s.is_point() && s.lo < 1.0 / 3.0 && 1.0 / 3.0 < s.hi);
+        assert_eq!(f.next(s.lo), s.hi);
+        assert!(s.contains((1.0f32 / 3.0) as f64));
+    }
+
+    #[test]
+    fn signs_of_zero_follow_ieee() {
+        let f = format(T::F32).unwrap();
+        let s = add(f, p(-0.0), p(-0.0), NONE);
+        assert!(s.contains(-0.0) && !s.contains(0.0));
+        let s = add(f, p(-0.0), p(0.0), NONE);
+        assert!(s.contains(0.0) && !s.contains(-0.0));
+        let s = add(f, p(5.0), p(-5.0), NONE);
+        assert!(s.contains(0.0) && !s.contains(-0.0));
+        let s = multiply(f, p(0.0), p(-3.0), NONE);
+        assert!(s.contains(-0.0) && !s.contains(0.0));
+        let s = divide(f, p(1.0), p(-0.0), NONE);
+        assert!(s.contains(f64::NEG_INFINITY) && !s.nan && s.is_point());
+    }
+
+    #[test]
+    fn infinities_and_nan() {
+        let f = format(T::F32).unwrap();
+        let inf = p(f64::INFINITY);
+        let s = add(f, inf, p(f64::NEG_INFINITY), NONE);
+        assert!(s.only_nan());
+        let s = multiply(f, inf, FSet::range(-1.0, 1.0), NONE);
+        assert!(s.nan && s.contains(f64::INFINITY) && s.contains(f64::NEG_INFINITY));
+        let s = multiply(f, inf, p(2.0), NONE);
+        assert!(!s.nan && s.is_point() && s.lo == f64::INFINITY);
+        let s = divide(f, p(0.0), p(0.0), NONE);
+        assert!(s.nan && !s.num);
+        // Overflow: both the largest value and infinity (rounded up).
+        let s = multiply(f, p(3e38), p(2.0), NONE);
+        assert!(s.contains(f64::INFINITY) && s.contains(f32::MAX as f64) && !s.nan);
+        // f16 computed in f32 (excess precision): 70000 is a real of the set.
+        let h = format(T::F16).unwrap();
+        let big = multiply(h, p(35000.0), p(2.0), NONE);
+        let back = multiply(h, big, p(0.5), NONE);
+        assert!(back.contains(35000.0), "{back:?}");
+    }
+
+    #[test]
+    fn subnormals_flush_to_signed_zeros() {
+        let f = format(T::F32).unwrap();
+        let tiny = f32::from_bits(1) as f64;
+        let s = multiply(f, p(tiny), p(0.5), FTZ);
+        assert!(s.contains(0.0) && s.contains(tiny));
+        let s = multiply(f, p(-tiny), p(3.0), FTZ);
+        assert!(s.contains(-0.0) && !s.contains(0.0));
+        // Without a subnormal, nothing changes.
+        let s = multiply(f, p(1.0), p(2.0), FTZ);
+        assert!(s.is_point());
+        // A subnormal divisor read as zero.
+        let s = divide(f, p(1.0), p(tiny), FTZ);
+        assert!(s.contains(f64::INFINITY), "{s:?}");
+    }
+
+    #[test]
+    fn compares_may_go_either_way() {
+        let r = |lo, hi| FSet::range(lo, hi);
+        let c = compare(r(0.0, 1.0), r(2.0, 3.0), Dir::Lt, false);
+        assert_eq!((c.lo, c.hi), (1, 1));
+        let c = compare(r(0.0, 2.5), r(2.0, 3.0), Dir::Lt, false);
+        assert_eq!((c.lo, c.hi), (0, 1));
+        assert!(c.why.has(Why::BRANCH));
+        let c = compare(p(-0.0), p(0.0), Dir::Eq, false);
+        assert_eq!((c.lo, c.hi), (1, 1));
+        let c = compare(p(-0.0), p(0.0), Dir::Lt, true);
+        assert_eq!((c.lo, c.hi), (1, 1));
+        let c = compare(FSet::NAN, p(0.0), Dir::Ne, false);
+        assert_eq!((c.lo, c.hi), (1, 1));
+        let c = compare(FSet::NAN, p(0.0), Dir::Lt, true);
+        assert_eq!((c.lo, c.hi), (0, 1));
+        let c = compare_int(ISet::range(0, 5), ISet::point(5), Dir::Le);
+        assert_eq!((c.lo, c.hi), (1, 1));
+    }
+
+    #[test]
+    fn max_min_and_remainder() {
+        let s = max_min(FSet::range(-1.0, 1.0), p(0.5), true);
+        assert_eq!((s.lo, s.hi), (0.5, 1.0));
+        let s = max_min(p(-0.0), p(0.0), true);
+        assert!(s.contains(-0.0) && s.contains(0.0));
+        let s = max_min(FSet::NAN, p(1.0), false);
+        assert!(s.nan && !s.num);
+        let f = format(T::F32).unwrap();
+        let s = remainder(f, p(7.0), p(3.0), NONE);
+        assert!(s.is_point() && s.lo == 1.0);
+        let s = remainder(f, FSet::range(0.5, 1.5), p(3.0), NONE);
+        assert_eq!((s.lo, s.hi), (0.5, 1.5));
+        let s = sqrt(f, FSet::range(-1.0, 4.0), NONE);
+        assert!(s.nan && s.contains(2.0) && s.contains(0.0));
+    }
+}

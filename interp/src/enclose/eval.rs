@@ -1,0 +1,2719 @@
+//! The enclosure's evaluation loop: one step per instruction over arrays of sets, values released
+//! after their last use, called computations (reducers, comparators, loop bodies, fusions)
+//! evaluated on sets like the entry.
+//!
+//! Data movement reuses the oracle's own code: the op runs on an array of element indices
+//! instead of values (the instruction retyped to s64), and the indices it returns pick the sets.
+//! Ops XLA has no freedom in (integer and `pred` arithmetic, conversions to integers, random bit
+//! generation, sorts of exactly known keys) run as the oracle runs them, on every value each
+//! operand's set holds when those are few. Ops no rule models give any value of their type,
+//! which the judge reports as too wide to decide, never as a bug.
+
+use super::arith::{self, Dir, Subnormals};
+use super::format::{format, Format};
+use super::funcs;
+use super::set::{CSet, FSet, ISet, Why};
+use super::sum::{accumulation, MaxAcc, ProdAcc, SumAcc};
+use crate::eval::{plan, Plan};
+use crate::value::{from_bits, to_bits, Array, Buffer, Value};
+use crate::{attrs, invalid, unsupported, EvalError, EvalOptions, Result};
+use hlo::{
+    ArrayLiteral, Category, CompId, Instruction, Module, Opcode, PrimitiveType, Scalar, Shape,
+    TypeClass,
+};
+use std::rc::Rc;
+use std::sync::Arc;
+
+/// The freedoms the enclosure grants XLA, each one a switch (all on by default).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Freedoms {
+    /// Subnormal operands of float arithmetic read as zero and subnormal results flushed to zero
+    /// (XLA CPU runs with the CPU's denormals-are-zero and flush-to-zero modes; its constant
+    /// folding does not).
+    pub flush_denormals: bool,
+    /// Reductions, dots and convolutions combine in any order, blocking and tree shape (XLA:
+    /// "the evaluation order of the reduction function is arbitrary"); off: in row-major order.
+    pub any_order: bool,
+    /// A reduction's init value may be inserted any number of times, none included (XLA: "it
+    /// may be inserted anywhere during computation by the back-end"; algsimp drops it,
+    /// assuming it is an identity); off: exactly once.
+    pub init_anywhere: bool,
+    /// Approximated functions may be off by the ulps measured on XLA CPU; off: correctly
+    /// rounded.
+    pub approximations: bool,
+}
+
+impl Default for Freedoms {
+    fn default() -> Self {
+        Freedoms {
+            flush_denormals: true,
+            any_order: true,
+            init_anywhere: true,
+            approximations: true,
+        }
+    }
+}
+
+/// Limits and freedoms of an enclosure.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EncloseOptions {
+    /// Instructions evaluated, counting those inside called computations.
+    pub max_steps: u64,
+    /// Bytes of live sets.
+    pub max_bytes: u64,
+    pub freedoms: Freedoms,
+}
+
+impl Default for EncloseOptions {
+    fn default() -> Self {
+        EncloseOptions {
+            max_steps: 50_000_000,
+            max_bytes: 4 << 30,
+            freedoms: Freedoms::default(),
+        }
+    }
+}
+
+/// The sets of an array's elements, by element kind.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Elems {
+    F(Vec<FSet>),
+    I(Vec<ISet>),
+    C(Vec<CSet>),
+}
+
+impl Elems {
+    pub fn len(&self) -> usize {
+        match self {
+            Elems::F(v) => v.len(),
+            Elems::I(v) => v.len(),
+            Elems::C(v) => v.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn take(&self, idx: &[usize]) -> Elems {
+        match self {
+            Elems::F(v) => Elems::F(idx.iter().map(|&i| v[i]).collect()),
+            Elems::I(v) => Elems::I(idx.iter().map(|&i| v[i]).collect()),
+            Elems::C(v) => Elems::C(idx.iter().map(|&i| v[i]).collect()),
+        }
+    }
+
+    fn concat(parts: &[&Elems]) -> Option<Elems> {
+        let mut out = match parts.first()? {
+            Elems::F(_) => Elems::F(Vec::new()),
+            Elems::I(_) => Elems::I(Vec::new()),
+            Elems::C(_) => Elems::C(Vec::new()),
+        };
+        for p in parts {
+            match (&mut out, p) {
+                (Elems::F(o), Elems::F(v)) => o.extend_from_slice(v),
+                (Elems::I(o), Elems::I(v)) => o.extend_from_slice(v),
+                (Elems::C(o), Elems::C(v)) => o.extend_from_slice(v),
+                _ => return None,
+            }
+        }
+        Some(out)
+    }
+
+    fn bytes(&self) -> u64 {
+        let n = self.len() as u64;
+        match self {
+            Elems::F(_) => n * std::mem::size_of::<FSet>() as u64,
+            Elems::I(_) => n * std::mem::size_of::<ISet>() as u64,
+            Elems::C(_) => n * std::mem::size_of::<CSet>() as u64,
+        }
+    }
+}
+
+/// An array of sets.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SetArray {
+    pub ty: PrimitiveType,
+    pub dims: Vec<usize>,
+    pub elems: Elems,
+}
+
+/// The range of an integer type (`pred`: 0 and 1).
+pub(crate) fn int_range(ty: PrimitiveType) -> (i128, i128) {
+    if ty == PrimitiveType::Pred {
+        return (0, 1);
+    }
+    let b = ty.bit_width();
+    if ty.is_signed_integer() {
+        (-(1i128 << (b - 1)), (1i128 << (b - 1)) - 1)
+    } else {
+        (0, (1i128 << b) - 1)
+    }
+}
+
+/// The integer an element of `ty` with these (zero-extended) bits holds.
+fn int_of_bits(ty: PrimitiveType, bits: u128) -> i128 {
+    let w = ty.bit_width();
+    let b = if w >= 128 { bits } else { bits & ((1u128 << w) - 1) };
+    if ty.is_signed_integer() && w < 128 && b >> (w - 1) & 1 == 1 {
+        b as i128 - (1i128 << w)
+    } else {
+        b as i128
+    }
+}
+
+fn bits_of_int(ty: PrimitiveType, v: i128) -> u128 {
+    let w = ty.bit_width();
+    (v as u128) & if w >= 128 { u128::MAX } else { (1u128 << w) - 1 }
+}
+
+impl SetArray {
+    pub fn len(&self) -> usize {
+        self.elems.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Any value of the type.
+    pub fn top(ty: PrimitiveType, dims: Vec<usize>, why: Why) -> Result<SetArray> {
+        let n = dims.iter().product();
+        let elems = match ty.class() {
+            TypeClass::Float => Elems::F(vec![FSet::top(why); n]),
+            TypeClass::Complex => Elems::C(vec![CSet::top(why); n]),
+            TypeClass::Signed | TypeClass::Unsigned | TypeClass::Pred => {
+                let (lo, hi) = int_range(ty);
+                Elems::I(vec![ISet::range(lo, hi).because(why); n])
+            }
+            TypeClass::Other => return Err(unsupported(format!("sets of {ty}"))),
+        };
+        Ok(SetArray { ty, dims, elems })
+    }
+
+    /// Exactly the values of `a`.
+    pub fn exact(a: &Array) -> Result<SetArray> {
+        let elems = match a.ty.class() {
+            TypeClass::Float => Elems::F(
+                crate::elementwise::to_f64s(&a.buf)
+                    .into_iter()
+                    .map(FSet::point)
+                    .collect(),
+            ),
+            TypeClass::Complex => Elems::C(
+                crate::elementwise::to_c64s(&a.buf)
+                    .into_iter()
+                    .map(|z| CSet::point(z.re, z.im))
+                    .collect(),
+            ),
+            TypeClass::Signed | TypeClass::Unsigned | TypeClass::Pred => Elems::I(
+                to_bits(&a.buf)
+                    .into_iter()
+                    .map(|b| ISet::point(int_of_bits(a.ty, b)))
+                    .collect(),
+            ),
+            TypeClass::Other => return Err(unsupported(format!("sets of {}", a.ty))),
+        };
+        Ok(SetArray {
+            ty: a.ty,
+            dims: a.dims.clone(),
+            elems,
+        })
+    }
+
+    /// The array of its values when every element is one exactly known value (a NaN's bits
+    /// are never known: NaN is not exact).
+    pub fn to_exact(&self) -> Option<Array> {
+        let buf = match &self.elems {
+            Elems::F(v) => {
+                if !v.iter().all(|s| s.is_point()) {
+                    return None;
+                }
+                let f = Array::new(
+                    PrimitiveType::F64,
+                    self.dims.clone(),
+                    Buffer::F64(v.iter().map(|s| s.lo).collect()),
+                );
+                return crate::convert::convert(&f, self.ty).ok();
+            }
+            Elems::C(v) => {
+                if !v.iter().all(|s| s.is_point()) {
+                    return None;
+                }
+                let f = Array::new(
+                    PrimitiveType::C128,
+                    self.dims.clone(),
+                    Buffer::C128(
+                        v.iter()
+                            .map(|s| num_complex::Complex64::new(s.re.lo, s.im.lo))
+                            .collect(),
+                    ),
+                );
+                return crate::convert::convert(&f, self.ty).ok();
+            }
+            Elems::I(v) => {
+                if !v.iter().all(|s| s.is_point()) {
+                    return None;
+                }
+                let bits: Vec<u128> = v.iter().map(|s| bits_of_int(self.ty, s.lo)).collect();
+                from_bits(self.ty, &bits).ok()?
+            }
+        };
+        Some(Array::new(self.ty, self.dims.clone(), buf))
+    }
+
+    fn floats(&self) -> Result<&[FSet]> {
+        match &self.elems {
+            Elems::F(v) => Ok(v),
+            _ => Err(invalid("expected a float operand")),
+        }
+    }
+
+    fn ints(&self) -> Result<&[ISet]> {
+        match &self.elems {
+            Elems::I(v) => Ok(v),
+            _ => Err(invalid("expected an integer operand")),
+        }
+    }
+
+    /// Whether element `k` holds the value `v` (an element of the same type's literal).
+    pub fn holds(&self, k: usize, v: Scalar) -> bool {
+        match (&self.elems, v) {
+            (Elems::F(s), Scalar::F(x)) => s[k].contains(x),
+            (Elems::I(s), Scalar::S(x)) => s[k].contains(x as i128),
+            (Elems::I(s), Scalar::U(x)) => s[k].contains(x as i128),
+            (Elems::I(s), Scalar::Pred(b)) => s[k].contains(b as i128),
+            (Elems::C(s), Scalar::C(re, im)) => s[k].contains(re, im),
+            _ => false,
+        }
+    }
+
+    /// The freedoms that widened element `k`.
+    pub fn why(&self, k: usize) -> Why {
+        match &self.elems {
+            Elems::F(s) => s[k].why,
+            Elems::I(s) => s[k].why,
+            Elems::C(s) => s[k].why(),
+        }
+    }
+
+    /// Element `k`'s set, for humans: `[lo, hi]`, `NaN`, `[lo, hi] or NaN`, ...
+    pub fn describe(&self, k: usize) -> String {
+        fn f(s: &FSet) -> String {
+            let mut parts = Vec::new();
+            if s.num {
+                if s.is_point() {
+                    parts.push(format!("{:e}", s.lo));
+                } else {
+                    parts.push(format!("[{:e}, {:e}]", s.lo, s.hi));
+                }
+            }
+            if s.nan {
+                parts.push("NaN".into());
+            }
+            if parts.is_empty() {
+                "nothing".into()
+            } else {
+                parts.join(" or ")
+            }
+        }
+        match &self.elems {
+            Elems::F(s) => f(&s[k]),
+            Elems::I(s) if s[k].is_point() => format!("{}", s[k].lo),
+            Elems::I(s) => format!("[{}, {}]", s[k].lo, s[k].hi),
+            Elems::C(s) => {
+                let c = &s[k];
+                let base = format!("({}, {})", f(&c.re), f(&c.im));
+                if c.inf {
+                    format!("{base} or any complex infinity")
+                } else {
+                    base
+                }
+            }
+        }
+    }
+
+    /// Whether element `k` could be any value of its type (nothing bounds it).
+    pub fn is_unbounded(&self, k: usize) -> bool {
+        match &self.elems {
+            Elems::F(s) => s[k].nan && s[k].num && s[k].lo == f64::NEG_INFINITY && s[k].hi == f64::INFINITY,
+            Elems::I(s) => {
+                let (lo, hi) = int_range(self.ty);
+                s[k].lo <= lo && s[k].hi >= hi
+            }
+            Elems::C(s) => {
+                s[k].inf
+                    && s[k].re.nan
+                    && s[k].re.lo == f64::NEG_INFINITY
+                    && s[k].re.hi == f64::INFINITY
+            }
+        }
+    }
+}
+
+/// A value of sets: an array, a tuple or a token.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum SetValue {
+    Array(Arc<SetArray>),
+    Tuple(Vec<SetValue>),
+    Token,
+}
+
+impl SetValue {
+    fn array(a: SetArray) -> SetValue {
+        SetValue::Array(Arc::new(a))
+    }
+
+    fn bytes(&self) -> u64 {
+        match self {
+            SetValue::Array(a) => a.elems.bytes(),
+            SetValue::Tuple(t) => t.iter().map(|v| v.bytes()).sum(),
+            SetValue::Token => 0,
+        }
+    }
+
+    fn from_value(v: &Value) -> Result<SetValue> {
+        Ok(match v {
+            Value::Array(a) => SetValue::array(SetArray::exact(a)?),
+            Value::Tuple(t) => {
+                SetValue::Tuple(t.iter().map(SetValue::from_value).collect::<Result<_>>()?)
+            }
+            Value::Token => SetValue::Token,
+        })
+    }
+
+    /// The exact value, when every element of every leaf is exactly known.
+    fn to_exact(&self) -> Option<Value> {
+        Some(match self {
+            SetValue::Array(a) => Value::array(a.to_exact()?),
+            SetValue::Tuple(t) => {
+                Value::Tuple(t.iter().map(|v| v.to_exact()).collect::<Option<_>>()?)
+            }
+            SetValue::Token => Value::Token,
+        })
+    }
+
+    /// Any value of `shape`.
+    fn top(shape: &Shape, why: Why) -> Result<SetValue> {
+        Ok(match shape {
+            Shape::Array(a) => {
+                let dims = a.dims.iter().map(|&d| d.max(0) as usize).collect();
+                SetValue::array(SetArray::top(a.ty, dims, why)?)
+            }
+            Shape::Tuple(t) => SetValue::Tuple(
+                t.iter()
+                    .map(|s| SetValue::top(s, why))
+                    .collect::<Result<_>>()?,
+            ),
+            _ => SetValue::Token,
+        })
+    }
+
+    /// Element-wise hull of two values of the same shape.
+    fn hull(&self, o: &SetValue) -> Result<SetValue> {
+        Ok(match (self, o) {
+            (SetValue::Array(a), SetValue::Array(b)) => {
+                let elems = match (&a.elems, &b.elems) {
+                    (Elems::F(x), Elems::F(y)) if x.len() == y.len() => {
+                        Elems::F(x.iter().zip(y).map(|(p, q)| p.hull(*q)).collect())
+                    }
+                    (Elems::I(x), Elems::I(y)) if x.len() == y.len() => {
+                        Elems::I(x.iter().zip(y).map(|(p, q)| p.hull(*q)).collect())
+                    }
+                    (Elems::C(x), Elems::C(y)) if x.len() == y.len() => {
+                        Elems::C(x.iter().zip(y).map(|(p, q)| p.hull(*q)).collect())
+                    }
+                    _ => return Err(invalid("values of different shapes")),
+                };
+                SetValue::array(SetArray {
+                    ty: a.ty,
+                    dims: a.dims.clone(),
+                    elems,
+                })
+            }
+            (SetValue::Tuple(x), SetValue::Tuple(y)) if x.len() == y.len() => SetValue::Tuple(
+                x.iter()
+                    .zip(y)
+                    .map(|(p, q)| p.hull(q))
+                    .collect::<Result<_>>()?,
+            ),
+            (SetValue::Token, SetValue::Token) => SetValue::Token,
+            _ => return Err(invalid("values of different shapes")),
+        })
+    }
+
+    fn leaves(&self, out: &mut Vec<SetArray>) {
+        match self {
+            SetValue::Array(a) => out.push((**a).clone()),
+            SetValue::Tuple(t) => t.iter().for_each(|v| v.leaves(out)),
+            SetValue::Token => {}
+        }
+    }
+}
+
+fn sarr(v: &SetValue) -> Result<&Arc<SetArray>> {
+    match v {
+        SetValue::Array(a) => Ok(a),
+        _ => Err(invalid("operand is not an array")),
+    }
+}
+
+/// The sets of an entry computation's results, one per leaf (tuples flattened as XLA does).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Enclosure {
+    pub leaves: Vec<SetArray>,
+}
+
+impl Enclosure {
+    /// The elements of `actual` (leaf `leaf` of a backend's result) outside their sets.
+    pub fn outside(&self, leaf: usize, actual: &ArrayLiteral) -> Vec<usize> {
+        let Some(s) = self.leaves.get(leaf) else {
+            return Vec::new();
+        };
+        if s.ty != actual.ty || s.len() != actual.len() {
+            return Vec::new();
+        }
+        (0..s.len())
+            .filter(|&k| !s.holds(k, actual.get(k)))
+            .collect()
+    }
+}
+
+/// The set of results XLA may legitimately return for `module` on `args`, element by element.
+pub fn enclose(
+    module: &Module,
+    args: &[hlo::Literal],
+    opts: &EncloseOptions,
+) -> std::result::Result<Enclosure, EvalError> {
+    let run = || -> Result<Enclosure> {
+        if module.entry >= module.computations.len() {
+            return Err(invalid("module has no entry computation"));
+        }
+        let vals = args
+            .iter()
+            .map(|l| Value::from_literal(l).and_then(|v| SetValue::from_value(&v)))
+            .collect::<Result<Vec<_>>>()?;
+        let mut ctx = Ctx {
+            module,
+            opts: opts.clone(),
+            steps: 0,
+            live: 0,
+            plans: vec![None; module.computations.len()],
+            depth: 0,
+            oracle: EvalOptions {
+                max_steps: opts.max_steps,
+                ..EvalOptions::default()
+            },
+        };
+        let entry = module.entry_computation();
+        if entry.parameters().len() != vals.len() {
+            return Err(invalid(format!(
+                "entry computation takes {} parameters, given {}",
+                entry.parameters().len(),
+                vals.len()
+            )));
+        }
+        let out = ctx.call(module.entry, vals)?;
+        let mut leaves = Vec::new();
+        out.leaves(&mut leaves);
+        Ok(Enclosure { leaves })
+    };
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+        Ok(r) => r,
+        Err(p) => Err(EvalError::Internal {
+            why: p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "panic".into()),
+        }),
+    }
+}
+
+struct Ctx<'m> {
+    module: &'m Module,
+    opts: EncloseOptions,
+    steps: u64,
+    live: u64,
+    plans: Vec<Option<Rc<Plan>>>,
+    depth: usize,
+    /// The oracle's options for the exact fallback.
+    oracle: EvalOptions,
+}
+
+/// How many combinations of operand values an op on integer sets is run on before a range rule
+/// (or any value) stands in.
+const ENUMERATE: u128 = 64;
+
+impl<'m> Ctx<'m> {
+    fn step(&mut self, n: u64) -> Result<()> {
+        self.steps = self.steps.saturating_add(n);
+        if self.steps > self.opts.max_steps {
+            return Err(EvalError::Budget {
+                what: format!("more than {} enclosure steps", self.opts.max_steps),
+            });
+        }
+        Ok(())
+    }
+
+    fn sub(&self, op: Opcode, ty: PrimitiveType) -> Subnormals {
+        if !self.opts.freedoms.flush_denormals {
+            return Subnormals {
+                daz: false,
+                ftz: false,
+            };
+        }
+        let comp = ty.complex_component().unwrap_or(ty);
+        // Ops that move or relabel bits do not flush (measured on XLA CPU, see
+        // `crate::variant::flush_operand`); conversions flush their results only.
+        let moves = matches!(
+            op,
+            Opcode::BitcastConvert
+                | Opcode::Negate
+                | Opcode::Real
+                | Opcode::Imag
+                | Opcode::Complex
+                | Opcode::ReducePrecision
+                | Opcode::Copy
+        ) || (op == Opcode::Abs && !ty.is_complex());
+        use PrimitiveType as T;
+        Subnormals {
+            daz: !moves && op != Opcode::Convert && matches!(comp, T::Bf16 | T::F32 | T::F64),
+            ftz: !moves && matches!(comp, T::Bf16 | T::F16 | T::F32 | T::F64),
+        }
+    }
+
+    fn ulps(&self, op: Opcode, ty: PrimitiveType) -> Option<u32> {
+        if !self.opts.freedoms.approximations {
+            return Some(0);
+        }
+        super::ulps::max_ulps(op, ty)
+    }
+
+    fn get_plan(&mut self, c: CompId) -> Result<Rc<Plan>> {
+        if let Some(p) = &self.plans[c] {
+            return Ok(p.clone());
+        }
+        let p = Rc::new(plan(self.module, c)?);
+        self.plans[c] = Some(p.clone());
+        Ok(p)
+    }
+
+    fn call(&mut self, c: CompId, args: Vec<SetValue>) -> Result<SetValue> {
+        let module = self.module;
+        let comp = module
+            .computations
+            .get(c)
+            .ok_or_else(|| invalid(format!("called computation {c} does not exist")))?;
+        if self.depth > 200 {
+            return Err(EvalError::Budget {
+                what: "computation calls nested deeper than 200".into(),
+            });
+        }
+        let plan = self.get_plan(c)?;
+        let mut env: Vec<Option<SetValue>> = vec![None; comp.instructions.len()];
+        let mut env_bytes = 0u64;
+        self.depth += 1;
+        let result = (|| {
+            for (k, &id) in plan.order.iter().enumerate() {
+                let instr = &comp.instructions[id];
+                self.step(1)?;
+                let v = if instr.opcode == Opcode::Parameter {
+                    let p = instr.parameter_number.unwrap_or(-1);
+                    usize::try_from(p)
+                        .ok()
+                        .and_then(|p| args.get(p))
+                        .cloned()
+                        .ok_or_else(|| invalid(format!("parameter({p}) has no argument")))?
+                } else {
+                    let ops: Vec<&SetValue> = instr
+                        .operands
+                        .iter()
+                        .map(|&o| env[o].as_ref().expect("operand evaluated before use"))
+                        .collect();
+                    self.eval_instr(comp, instr, &ops).map_err(|e| match e {
+                        EvalError::Invalid { instr: s, why } if s.is_empty() => {
+                            EvalError::Invalid {
+                                instr: format!("{} ({})", instr.name, instr.opcode.name()),
+                                why,
+                            }
+                        }
+                        e => e,
+                    })?
+                };
+                let b = v.bytes();
+                env_bytes += b;
+                self.live += b;
+                if self.live > self.opts.max_bytes {
+                    return Err(EvalError::Budget {
+                        what: format!("sets of more than {} bytes", self.opts.max_bytes),
+                    });
+                }
+                env[id] = Some(v);
+                for &d in &plan.release[k] {
+                    if let Some(v) = env[d].take() {
+                        let b = v.bytes();
+                        env_bytes -= b;
+                        self.live -= b;
+                    }
+                }
+            }
+            env[comp.root]
+                .take()
+                .ok_or_else(|| invalid("root was not evaluated"))
+        })();
+        self.live -= env_bytes.min(self.live);
+        self.depth -= 1;
+        result
+    }
+
+    /// `i` run by the oracle on the exact values of `ops`, when each is exactly known.
+    fn exactly(
+        &mut self,
+        comp: &hlo::Computation,
+        i: &Instruction,
+        ops: &[&SetValue],
+    ) -> Result<Option<SetValue>> {
+        let Some(vals) = ops.iter().map(|v| v.to_exact()).collect::<Option<Vec<_>>>() else {
+            return Ok(None);
+        };
+        let refs: Vec<&Value> = vals.iter().collect();
+        let v = crate::eval::eval_one(self.module, &self.oracle, comp, i, &refs)?;
+        Ok(Some(SetValue::from_value(&v)?))
+    }
+
+    fn eval_instr(
+        &mut self,
+        comp: &hlo::Computation,
+        i: &Instruction,
+        ops: &[&SetValue],
+    ) -> Result<SetValue> {
+        use Opcode as O;
+        let a = |k: usize| -> Result<&Arc<SetArray>> {
+            sarr(ops.get(k).ok_or_else(|| invalid("missing operand"))?)
+        };
+        Ok(match i.opcode {
+            O::Constant => match &i.constant {
+                Some(hlo::Constant::Literal(l)) => SetValue::from_value(&Value::from_literal(l)?)?,
+                Some(hlo::Constant::Elided) => {
+                    return Err(unsupported("constant elided from the dump ({...})"))
+                }
+                None => return Err(invalid("constant without a value")),
+            },
+            O::Tuple => SetValue::Tuple(ops.iter().map(|v| (*v).clone()).collect()),
+            O::GetTupleElement => {
+                let idx = attrs::req_int(i, "index")?;
+                match ops.first() {
+                    Some(SetValue::Tuple(t)) => usize::try_from(idx)
+                        .ok()
+                        .and_then(|k| t.get(k))
+                        .cloned()
+                        .ok_or_else(|| invalid(format!("tuple index {idx} out of range")))?,
+                    _ => return Err(invalid("get-tuple-element of a non-tuple")),
+                }
+            }
+            O::Copy | O::OptimizationBarrier | O::Domain | O::AddDependency => ops
+                .first()
+                .map(|v| (*v).clone())
+                .ok_or_else(|| invalid("missing operand"))?,
+            O::AfterAll => SetValue::Token,
+            O::Call | O::Fusion => {
+                let c = attrs::comp(i, if i.opcode == O::Call { "to_apply" } else { "calls" })?;
+                self.call(c, ops.iter().map(|v| (*v).clone()).collect())?
+            }
+            O::While => self.while_loop(i, ops)?,
+            O::Conditional => self.conditional(i, ops)?,
+            O::Map => self.map(i, ops)?,
+            op if op.category() == Category::ElementwiseUnary => {
+                SetValue::array(self.unary(i, &**a(0)?)?)
+            }
+            O::Compare => SetValue::array(self.compare(i, &**a(0)?, &**a(1)?)?),
+            op if op.category() == Category::ElementwiseBinary => {
+                SetValue::array(self.binary(i, &**a(0)?, &**a(1)?)?)
+            }
+            O::Select => SetValue::array(select(&**a(0)?, &**a(1)?, &**a(2)?)?),
+            O::Clamp => SetValue::array(self.clamp(&**a(0)?, &**a(1)?, &**a(2)?)?),
+            O::Convert => SetValue::array(self.convert(i, &**a(0)?)?),
+            O::BitcastConvert | O::Iota | O::RngBitGenerator | O::GetDimensionSize => {
+                match self.exactly(comp, i, ops)? {
+                    Some(v) => v,
+                    None => SetValue::top(&i.shape, Why::NAN_BITS | Why::UNMODELLED)?,
+                }
+            }
+            O::ReducePrecision => SetValue::array(reduce_precision(i, &**a(0)?)?),
+            O::Broadcast
+            | O::Reshape
+            | O::Transpose
+            | O::Slice
+            | O::Concatenate
+            | O::Pad
+            | O::Reverse
+            | O::DynamicSlice
+            | O::DynamicUpdateSlice
+            | O::Bitcast
+            | O::Gather
+            | O::SetDimensionSize
+            | O::DynamicReshape => self.move_data(comp, i, ops)?,
+            O::Reduce => self.reduce(i, ops, false)?,
+            O::ReduceWindow => self.reduce(i, ops, true)?,
+            O::Dot => SetValue::array(self.dot(i, &**a(0)?, &**a(1)?)?),
+            O::Convolution => SetValue::array(self.convolution(i, &**a(0)?, &**a(1)?)?),
+            O::Scatter => self.scatter(comp, i, ops)?,
+            O::SelectAndScatter => self.select_and_scatter(comp, i, ops)?,
+            O::Sort => self.sort(comp, i, ops)?,
+            O::TopK => match self.exactly(comp, i, ops)? {
+                Some(v) => v,
+                None => SetValue::top(&i.shape, Why::UNMODELLED)?,
+            },
+            O::PartitionId | O::ReplicaId => {
+                let (ty, dims) = out_dims(i)?;
+                SetValue::array(SetArray::exact(&Array::zeros(ty, dims)?)?)
+            }
+            O::Parameter => unreachable!("parameters are bound by the caller"),
+            // Custom calls (library and LAPACK calls), fft, cholesky, triangular-solve and
+            // anything else: not modelled, so any value of the shape.
+            _ => SetValue::top(&i.shape, Why::UNMODELLED)?,
+        })
+    }
+
+    fn unary(&mut self, i: &Instruction, x: &SetArray) -> Result<SetArray> {
+        use Opcode as O;
+        let (ty, dims) = out_dims(i)?;
+        let op = i.opcode;
+        let elems = match (&x.elems, ty.class()) {
+            (Elems::F(v), TypeClass::Float) => {
+                let fmt = fmt_of(ty)?;
+                let sub = self.sub(op, ty);
+                let ulps = self.ulps(op, ty);
+                Elems::F(
+                    v.iter()
+                        .map(|&s| float_unary(fmt, op, s, sub, ulps))
+                        .collect::<Result<_>>()?,
+                )
+            }
+            (Elems::F(v), TypeClass::Pred) if op == O::IsFinite => Elems::I(
+                v.iter()
+                    .map(|s| {
+                        let fin = s.num && s.meets(-f64::MAX, f64::MAX);
+                        let inf = s.nan || s.may_be_pos_inf() || s.may_be_neg_inf();
+                        let r = ISet::range(if inf { 0 } else { 1 }, if fin { 1 } else { 0 });
+                        r.because(s.why)
+                    })
+                    .collect(),
+            ),
+            (Elems::C(v), _) => {
+                let part = funcs::part_type(x.ty);
+                let fmt = fmt_of(part)?;
+                let sub = self.sub(op, x.ty);
+                let ulps = super::ulps::max_normwise_ulps(op, x.ty)
+                    .map(|u| if self.opts.freedoms.approximations { u } else { 0 });
+                match op {
+                    O::Real => Elems::F(v.iter().map(|c| part_of(c, true)).collect()),
+                    O::Imag => Elems::F(v.iter().map(|c| part_of(c, false)).collect()),
+                    O::Negate => Elems::C(
+                        v.iter()
+                            .map(|c| CSet {
+                                re: arith::negate(c.re),
+                                im: arith::negate(c.im),
+                                inf: c.inf,
+                            })
+                            .collect(),
+                    ),
+                    O::Abs => Elems::F(v.iter().map(|c| complex_abs(fmt, c, sub, ulps)).collect()),
+                    _ => {
+                        let f = crate::elementwise::unary_complex_fn(op);
+                        Elems::C(
+                            v.iter()
+                                .map(|c| complex_point_fn(fmt, c, ulps, |z| f.map(|f| f(z))))
+                                .collect(),
+                        )
+                    }
+                }
+            }
+            (Elems::I(_), _) => {
+                return self.int_elementwise(ty, &dims, &[x], |arrays| {
+                    crate::elementwise::unary(op, arrays[0], ty)
+                }, |_| None)
+            }
+            _ => return Err(invalid(format!("{} of {}", op.name(), x.ty))),
+        };
+        Ok(SetArray { ty, dims, elems })
+    }
+
+    fn binary(&mut self, i: &Instruction, x: &SetArray, y: &SetArray) -> Result<SetArray> {
+        use Opcode as O;
+        let (ty, dims) = out_dims(i)?;
+        let op = i.opcode;
+        if x.len() != y.len() {
+            return Err(invalid("operands differ in size"));
+        }
+        let elems = match (&x.elems, &y.elems) {
+            (Elems::F(a), Elems::F(b)) if op == O::Complex => Elems::C(
+                a.iter()
+                    .zip(b)
+                    .map(|(&re, &im)| CSet { re, im, inf: false })
+                    .collect(),
+            ),
+            (Elems::F(a), Elems::F(b)) => {
+                let fmt = fmt_of(ty)?;
+                let sub = self.sub(op, ty);
+                let ulps = self.ulps(op, ty);
+                Elems::F(
+                    a.iter()
+                        .zip(b)
+                        .map(|(&p, &q)| float_binary(fmt, op, p, q, sub, ulps))
+                        .collect::<Result<_>>()?,
+                )
+            }
+            (Elems::C(a), Elems::C(b)) => {
+                let fmt = fmt_of(funcs::part_type(ty))?;
+                let sub = self.sub(op, ty);
+                let ulps = super::ulps::max_normwise_ulps(op, ty)
+                    .map(|u| if self.opts.freedoms.approximations { u } else { 0 });
+                Elems::C(
+                    a.iter()
+                        .zip(b)
+                        .map(|(p, q)| complex_binary(fmt, op, p, q, sub, ulps))
+                        .collect(),
+                )
+            }
+            (Elems::I(_), Elems::I(_)) => {
+                let rule = move |s: &[ISet]| int_range_rule(op, ty, s[0], s[1]);
+                return self.int_elementwise(
+                    ty,
+                    &dims,
+                    &[x, y],
+                    |arrays| crate::elementwise::binary(op, arrays[0], arrays[1], ty),
+                    rule,
+                );
+            }
+            _ => return Err(invalid(format!("{} of {} and {}", op.name(), x.ty, y.ty))),
+        };
+        Ok(SetArray { ty, dims, elems })
+    }
+
+    /// An integer or `pred` result element-wise: each element's operand values enumerated
+    /// (when there are at most [`ENUMERATE`] combinations) and run by the oracle (`concrete`,
+    /// on arrays of all combinations at once), else `rule`, else any value of the type.
+    fn int_elementwise(
+        &mut self,
+        ty: PrimitiveType,
+        dims: &[usize],
+        ins: &[&SetArray],
+        concrete: impl Fn(&[&Array]) -> Result<Array>,
+        rule: impl Fn(&[ISet]) -> Option<ISet>,
+    ) -> Result<SetArray> {
+        let n = ins.first().map_or(0, |a| a.len());
+        let sets: Vec<&[ISet]> = ins.iter().map(|a| a.ints()).collect::<Result<_>>()?;
+        // Per element: where its combinations start in the candidate arrays, and how many.
+        let mut spans: Vec<Option<(usize, usize)>> = Vec::with_capacity(n);
+        let mut cands: Vec<Vec<u128>> = vec![Vec::new(); ins.len()];
+        for k in 0..n {
+            let count: u128 = sets.iter().map(|s| s[k].count()).product();
+            if count > ENUMERATE {
+                spans.push(None);
+                continue;
+            }
+            let start = cands[0].len();
+            let mut idx = vec![0i128; ins.len()];
+            loop {
+                for (j, s) in sets.iter().enumerate() {
+                    cands[j].push(bits_of_int(ins[j].ty, s[k].lo + idx[j]));
+                }
+                // Next combination (odometer).
+                let mut j = 0;
+                loop {
+                    if j == ins.len() {
+                        break;
+                    }
+                    idx[j] += 1;
+                    if s_len(sets[j][k]) > idx[j] {
+                        break;
+                    }
+                    idx[j] = 0;
+                    j += 1;
+                }
+                if j == ins.len() {
+                    break;
+                }
+            }
+            spans.push(Some((start, cands[0].len() - start)));
+        }
+        self.step(cands[0].len() as u64 / 8)?;
+        let arrays: Vec<Array> = ins
+            .iter()
+            .zip(&cands)
+            .map(|(a, c)| Ok(Array::new(a.ty, vec![c.len()], from_bits(a.ty, c)?)))
+            .collect::<Result<_>>()?;
+        let refs: Vec<&Array> = arrays.iter().collect();
+        let results: Vec<i128> = if cands[0].is_empty() {
+            Vec::new()
+        } else {
+            let r = concrete(&refs)?;
+            to_bits(&r.buf)
+                .into_iter()
+                .map(|b| int_of_bits(ty, b))
+                .collect()
+        };
+        let (tlo, thi) = int_range(ty);
+        let out: Vec<ISet> = (0..n)
+            .map(|k| {
+                let why = sets.iter().fold(Why::NONE, |w, s| w | s[k].why);
+                match spans[k] {
+                    Some((start, len)) => {
+                        let r = &results[start..start + len];
+                        let lo = r.iter().copied().min().unwrap_or(tlo);
+                        let hi = r.iter().copied().max().unwrap_or(thi);
+                        let s = ISet::range(lo, hi).because(why);
+                        if len > 1 && lo != hi {
+                            s.because(Why::BRANCH)
+                        } else {
+                            s
+                        }
+                    }
+                    None => {
+                        let args: Vec<ISet> = sets.iter().map(|s| s[k]).collect();
+                        rule(&args)
+                            .unwrap_or(ISet::range(tlo, thi).because(Why::UNMODELLED))
+                            .because(why)
+                    }
+                }
+            })
+            .collect();
+        Ok(SetArray {
+            ty,
+            dims: dims.to_vec(),
+            elems: Elems::I(out),
+        })
+    }
+
+    fn compare(&mut self, i: &Instruction, x: &SetArray, y: &SetArray) -> Result<SetArray> {
+        let (ty, dims) = out_dims(i)?;
+        let dir = attrs::word(i, "direction")
+            .and_then(|d| Dir::parse(&d))
+            .ok_or_else(|| invalid("compare without a direction"))?;
+        let total = attrs::word(i, "type").as_deref() == Some("TOTALORDER");
+        let elems = match (&x.elems, &y.elems) {
+            (Elems::F(a), Elems::F(b)) => {
+                let fmt = fmt_of(x.ty)?;
+                let sub = self.sub(Opcode::Compare, x.ty);
+                a.iter()
+                    .zip(b)
+                    .map(|(&p, &q)| {
+                        // IEEE compares read subnormals as zero; a total order sees the bits.
+                        let (p, q) = if total {
+                            (p, q)
+                        } else {
+                            (arith::operand(fmt, p, sub), arith::operand(fmt, q, sub))
+                        };
+                        arith::compare(p, q, dir, total)
+                    })
+                    .collect()
+            }
+            (Elems::I(a), Elems::I(b)) => a
+                .iter()
+                .zip(b)
+                .map(|(&p, &q)| arith::compare_int(p, q, dir))
+                .collect(),
+            (Elems::C(a), Elems::C(b)) if matches!(dir, Dir::Eq | Dir::Ne) => a
+                .iter()
+                .zip(b)
+                .map(|(p, q)| {
+                    let re = arith::compare(p.re, q.re, Dir::Eq, false);
+                    let im = arith::compare(p.im, q.im, Dir::Eq, false);
+                    // Equal when both parts are equal.
+                    let (can_t, can_f) = (re.hi == 1 && im.hi == 1, re.lo == 0 || im.lo == 0);
+                    let inf = p.inf || q.inf;
+                    let (t, f) = if dir == Dir::Eq {
+                        (can_t || inf, can_f || inf)
+                    } else {
+                        (can_f || inf, can_t || inf)
+                    };
+                    ISet::range(if f { 0 } else { 1 }, if t { 1 } else { 0 })
+                        .because(re.why | im.why)
+                })
+                .collect(),
+            _ => {
+                return SetArray::top(ty, dims, Why::UNMODELLED);
+            }
+        };
+        Ok(SetArray {
+            ty,
+            dims,
+            elems: Elems::I(elems),
+        })
+    }
+
+    fn clamp(&mut self, lo: &SetArray, x: &SetArray, hi: &SetArray) -> Result<SetArray> {
+        let n = x.len();
+        let pick = |s: &SetArray, k: usize| if s.len() == 1 { 0 } else { k };
+        let elems = match (&lo.elems, &x.elems, &hi.elems) {
+            (Elems::F(l), Elems::F(v), Elems::F(h)) => {
+                let fmt = fmt_of(x.ty)?;
+                let sub = self.sub(Opcode::Clamp, x.ty);
+                let op = |s: FSet| arith::operand(fmt, s, sub);
+                Elems::F(
+                    (0..n)
+                        .map(|k| {
+                            let m = arith::max_min(op(v[k]), op(l[pick(lo, k)]), true);
+                            let r = arith::max_min(m, op(h[pick(hi, k)]), false);
+                            arith::result(fmt, r, sub)
+                        })
+                        .collect(),
+                )
+            }
+            (Elems::I(l), Elems::I(v), Elems::I(h)) => Elems::I(
+                (0..n)
+                    .map(|k| {
+                        let (a, b, c) = (l[pick(lo, k)], v[k], h[pick(hi, k)]);
+                        ISet::range(b.lo.max(a.lo).min(c.lo), b.hi.max(a.hi).min(c.hi))
+                            .because(a.why | b.why | c.why)
+                    })
+                    .collect(),
+            ),
+            _ => return SetArray::top(x.ty, x.dims.clone(), Why::UNMODELLED),
+        };
+        Ok(SetArray {
+            ty: x.ty,
+            dims: x.dims.clone(),
+            elems,
+        })
+    }
+
+    fn convert(&mut self, i: &Instruction, x: &SetArray) -> Result<SetArray> {
+        let (ty, dims) = out_dims(i)?;
+        let sub = self.sub(Opcode::Convert, ty);
+        let elems = match (&x.elems, ty.class()) {
+            (Elems::F(v), TypeClass::Float) => {
+                let (from, to) = (fmt_of(x.ty)?, fmt_of(ty)?);
+                // A widening to f64 reads bf16/f32 subnormals as zero (cvtss2sd under DAZ).
+                let daz = self.opts.freedoms.flush_denormals
+                    && ty == PrimitiveType::F64
+                    && matches!(x.ty, PrimitiveType::Bf16 | PrimitiveType::F32);
+                Elems::F(
+                    v.iter()
+                        .map(|&s| {
+                            let s = if daz { arith::flush(from, s) } else { s };
+                            arith::result(to, round_set(to, s), sub)
+                        })
+                        .collect(),
+                )
+            }
+            (Elems::F(v), TypeClass::Complex) => {
+                let to = fmt_of(funcs::part_type(ty))?;
+                Elems::C(
+                    v.iter()
+                        .map(|&s| CSet {
+                            re: arith::result(to, round_set(to, s), sub),
+                            im: FSet::point(0.0),
+                            inf: false,
+                        })
+                        .collect(),
+                )
+            }
+            (Elems::C(v), TypeClass::Complex) => {
+                let to = fmt_of(funcs::part_type(ty))?;
+                Elems::C(
+                    v.iter()
+                        .map(|c| CSet {
+                            re: arith::result(to, round_set(to, c.re), sub),
+                            im: arith::result(to, round_set(to, c.im), sub),
+                            inf: c.inf,
+                        })
+                        .collect(),
+                )
+            }
+            (Elems::F(v), TypeClass::Signed | TypeClass::Unsigned | TypeClass::Pred) => {
+                Elems::I(float_to_int(v, ty)?)
+            }
+            (Elems::I(v), TypeClass::Float) => {
+                let to = fmt_of(ty)?;
+                Elems::F(v.iter().map(|s| int_to_float(to, s)).collect())
+            }
+            (Elems::I(v), TypeClass::Complex) => {
+                let to = fmt_of(funcs::part_type(ty))?;
+                Elems::C(
+                    v.iter()
+                        .map(|s| CSet {
+                            re: int_to_float(to, s),
+                            im: FSet::point(0.0),
+                            inf: false,
+                        })
+                        .collect(),
+                )
+            }
+            (Elems::I(_), _) => {
+                let (lo, hi) = int_range(ty);
+                return self.int_elementwise(
+                    ty,
+                    &dims,
+                    &[x],
+                    |a| crate::convert::convert(a[0], ty),
+                    |s| (s[0].lo >= lo && s[0].hi <= hi).then_some(s[0]),
+                );
+            }
+            _ => return SetArray::top(ty, dims, Why::UNMODELLED),
+        };
+        Ok(SetArray { ty, dims, elems })
+    }
+
+    /// Data movement by indices: the op runs (as the oracle runs it) on arrays of element
+    /// indices, and the indices it returns pick the sets. Index operands (starts, gather
+    /// indices, sizes) must be exactly known, or take few enough values to try each.
+    fn move_data(
+        &mut self,
+        comp: &hlo::Computation,
+        i: &Instruction,
+        ops: &[&SetValue],
+    ) -> Result<SetValue> {
+        use Opcode as O;
+        let data_ops = match i.opcode {
+            O::DynamicSlice | O::Gather | O::SetDimensionSize | O::DynamicReshape => 1,
+            O::DynamicUpdateSlice | O::Pad => 2,
+            _ => ops.len(),
+        };
+        let data: Vec<&Arc<SetArray>> =
+            ops[..data_ops].iter().map(|v| sarr(v)).collect::<Result<_>>()?;
+        let (ty, _) = out_dims(i)?;
+        if i.opcode == O::Bitcast && data.first().is_some_and(|d| d.ty != ty) {
+            // A bitcast that reinterprets bits: exact values only.
+            return Ok(match self.exactly(comp, i, ops)? {
+                Some(v) => v,
+                None => SetValue::top(&i.shape, Why::NAN_BITS | Why::UNMODELLED)?,
+            });
+        }
+        let all = Elems::concat(&data.iter().map(|d| &d.elems).collect::<Vec<_>>())
+            .ok_or_else(|| invalid("data operands of different kinds"))?;
+        // Index arrays of the data operands, numbered through all of them.
+        let mut offset = 0i64;
+        let mut index_arrays: Vec<Array> = Vec::new();
+        for d in &data {
+            let n = d.len() as i64;
+            index_arrays.push(Array::new(
+                PrimitiveType::S64,
+                d.dims.clone(),
+                Buffer::S64((offset..offset + n).collect()),
+            ));
+            offset += n;
+        }
+        let retyped = retype(i);
+        let shapes: Vec<Shape> = i
+            .operands
+            .iter()
+            .enumerate()
+            .map(|(k, &o)| {
+                let s = &comp.instructions[o].shape;
+                if k < data_ops {
+                    retype_shape(s)
+                } else {
+                    s.clone()
+                }
+            })
+            .collect();
+        let shape_refs: Vec<&Shape> = shapes.iter().collect();
+        // The index operands: every combination of the values they may take.
+        let idx_sets: Vec<&Arc<SetArray>> =
+            ops[data_ops..].iter().map(|v| sarr(v)).collect::<Result<_>>()?;
+        let combos = index_combinations(&idx_sets)?;
+        let Some(combos) = combos else {
+            return SetValue::top(&i.shape, Why::INDEX);
+        };
+        let mut out: Option<SetArray> = None;
+        let uncertain = combos.len() > 1;
+        for idx in &combos {
+            let mut arrays: Vec<&Array> = index_arrays.iter().collect();
+            arrays.extend(idx.iter());
+            let moved = crate::shape_ops::eval(&retyped, &arrays, &shape_refs)?;
+            self.step(moved.len() as u64 / 16)?;
+            let pos: Vec<usize> = match &moved.buf {
+                Buffer::S64(v) => v.iter().map(|&p| p as usize).collect(),
+                _ => return Err(invalid("data movement of indices gave no indices")),
+            };
+            if pos.iter().any(|&p| p >= all.len()) {
+                return Err(invalid("data movement index out of range"));
+            }
+            let picked = SetArray {
+                ty,
+                dims: moved.dims.clone(),
+                elems: all.take(&pos),
+            };
+            out = Some(match out {
+                None => picked,
+                Some(o) => match SetValue::array(o).hull(&SetValue::array(picked))? {
+                    SetValue::Array(a) => (*a).clone(),
+                    _ => unreachable!("hull of arrays is an array"),
+                },
+            });
+        }
+        let mut out = out.ok_or_else(|| invalid("no index combination"))?;
+        if uncertain {
+            mark(&mut out, Why::INDEX);
+        }
+        Ok(SetValue::array(out))
+    }
+
+    fn reduce(&mut self, i: &Instruction, ops: &[&SetValue], window: bool) -> Result<SetValue> {
+        if ops.is_empty() || ops.len() % 2 != 0 {
+            return Err(invalid("expects N inputs and N init values"));
+        }
+        let n = ops.len() / 2;
+        let inputs: Vec<&Arc<SetArray>> =
+            ops[..n].iter().map(|v| sarr(v)).collect::<Result<_>>()?;
+        let inits: Vec<&Arc<SetArray>> =
+            ops[n..].iter().map(|v| sarr(v)).collect::<Result<_>>()?;
+        if inits.iter().any(|a| a.len() != 1) {
+            return Err(invalid("init values must be scalars"));
+        }
+        let c = attrs::comp(i, "to_apply")?;
+        let (groups, out_d) = if window {
+            let out_d: Vec<usize> = match &i.shape {
+                Shape::Tuple(t) => t
+                    .first()
+                    .map(|s| s.dims().iter().map(|&d| d.max(0) as usize).collect())
+                    .unwrap_or_default(),
+                _ => out_dims(i)?.1,
+            };
+            (
+                crate::reduce::window_groups(i, &inputs[0].dims, &out_d)?,
+                out_d,
+            )
+        } else {
+            crate::reduce::reduce_groups(i, &inputs[0].dims)?
+        };
+        self.step(groups.positions.len() as u64 / 4)?;
+        let Some(binops) = componentwise_binops(self.module, c, n) else {
+            // A reducer that is not one binary op per component: nothing bounds the order it
+            // is applied in.
+            return SetValue::top(&i.shape, Why::UNMODELLED);
+        };
+        let mut outs = Vec::with_capacity(n);
+        for k in 0..n {
+            let red = Reduction {
+                op: binops[k],
+                ty: inputs[k].ty,
+                freedoms: self.opts.freedoms,
+                sub: self.sub(binops[k], inputs[k].ty),
+            };
+            let elems = red.fold_groups(&inputs[k].elems, &inits[k].elems, &groups)?;
+            outs.push(SetValue::array(SetArray {
+                ty: inputs[k].ty,
+                dims: out_d.clone(),
+                elems,
+            }));
+        }
+        Ok(match &i.shape {
+            Shape::Tuple(_) => SetValue::Tuple(outs),
+            _ => outs.pop().ok_or_else(|| invalid("reduce without results"))?,
+        })
+    }
+
+    fn dot(&mut self, i: &Instruction, l: &SetArray, r: &SetArray) -> Result<SetArray> {
+        let p = crate::dot::dot_plan(i, &l.dims, &r.dims)?;
+        self.step((p.bsz * p.m * p.n * p.k) as u64 / 4)?;
+        let (ty, dims) = (p.ty, p.dims.clone());
+        match (&l.elems, &r.elems) {
+            (Elems::F(a), Elems::F(b)) => {
+                let (a, b) = (self.dot_operand(l.ty, a)?, self.dot_operand(r.ty, b)?);
+                let la: Vec<FSet> = p.lpos.iter().map(|&k| a[k]).collect();
+                let rb: Vec<FSet> = p.rpos.iter().map(|&k| b[k]).collect();
+                let accs: Vec<Terms> = crate::dot::batched_matmul(&la, &rb, p.bsz, p.m, p.k, p.n);
+                let fmt = fmt_of(ty)?;
+                let sub = self.sub(Opcode::Add, ty);
+                let elems = accs
+                    .iter()
+                    .map(|t| arith::result(fmt, t.finish(fmt, self.opts.freedoms.any_order), sub))
+                    .collect();
+                Ok(SetArray {
+                    ty,
+                    dims,
+                    elems: Elems::F(elems),
+                })
+            }
+            (Elems::C(a), Elems::C(b)) => {
+                let la: Vec<CSet> = p.lpos.iter().map(|&k| a[k]).collect();
+                let rb: Vec<CSet> = p.rpos.iter().map(|&k| b[k]).collect();
+                let accs: Vec<CTerms> = crate::dot::batched_matmul(&la, &rb, p.bsz, p.m, p.k, p.n);
+                let fmt = fmt_of(funcs::part_type(ty))?;
+                let elems = accs
+                    .iter()
+                    .map(|t| t.finish(fmt, self.opts.freedoms.any_order))
+                    .collect();
+                Ok(SetArray {
+                    ty,
+                    dims,
+                    elems: Elems::C(elems),
+                })
+            }
+            _ => {
+                // Integer dots are exact (modular): exactly known operands only.
+                if let (Some(x), Some(y)) = (l.to_exact(), r.to_exact()) {
+                    let v = crate::dot::dot(
+                        i,
+                        &x,
+                        &y,
+                        crate::variant::Accumulation::Wide,
+                        crate::variant::ReduceOrder::Sequential,
+                    )?;
+                    return SetArray::exact(&v);
+                }
+                SetArray::top(ty, dims, Why::UNMODELLED)
+            }
+        }
+    }
+
+    /// A dot's or convolution's float operand as XLA's kernels read it (subnormals as zero).
+    fn dot_operand(&self, ty: PrimitiveType, v: &[FSet]) -> Result<Vec<FSet>> {
+        let fmt = fmt_of(ty)?;
+        let sub = self.sub(Opcode::Multiply, ty);
+        Ok(v.iter().map(|&s| arith::operand(fmt, s, sub)).collect())
+    }
+
+    fn convolution(&mut self, i: &Instruction, l: &SetArray, r: &SetArray) -> Result<SetArray> {
+        let p = crate::dot::conv_plan(i, &l.dims, &r.dims)?;
+        let (ty, dims) = (p.ty, p.dims.clone());
+        self.step(r.len() as u64 * (dims.iter().product::<usize>() as u64) / 64)?;
+        match (&l.elems, &r.elems) {
+            (Elems::F(a), Elems::F(b)) => {
+                let (a, b) = (self.dot_operand(l.ty, a)?, self.dot_operand(r.ty, b)?);
+                let accs: Vec<Terms> = p.run(&a, &b, false);
+                let fmt = fmt_of(ty)?;
+                let sub = self.sub(Opcode::Add, ty);
+                let elems = accs
+                    .iter()
+                    .map(|t| arith::result(fmt, t.finish(fmt, self.opts.freedoms.any_order), sub))
+                    .collect();
+                Ok(SetArray {
+                    ty,
+                    dims,
+                    elems: Elems::F(elems),
+                })
+            }
+            _ => {
+                if let (Some(x), Some(y)) = (l.to_exact(), r.to_exact()) {
+                    if !ty.is_float() && !ty.is_complex() {
+                        let v = crate::dot::convolution(
+                            i,
+                            &x,
+                            &y,
+                            crate::variant::Accumulation::Wide,
+                            false,
+                        )?;
+                        return SetArray::exact(&v);
+                    }
+                }
+                SetArray::top(ty, dims, Why::UNMODELLED)
+            }
+        }
+    }
+
+    fn while_loop(&mut self, i: &Instruction, ops: &[&SetValue]) -> Result<SetValue> {
+        let cond = attrs::comp(i, "condition")?;
+        let body = attrs::comp(i, "body")?;
+        let mut state = ops
+            .first()
+            .map(|v| (*v).clone())
+            .ok_or_else(|| invalid("while takes one operand"))?;
+        loop {
+            let c = self.call(cond, vec![state.clone()])?;
+            let c = sarr(&c)?;
+            match c.ints()?.first() {
+                Some(s) if s.is_point() && s.lo == 0 => return Ok(state),
+                Some(s) if s.is_point() => state = self.call(body, vec![state])?,
+                // A loop whose condition may go either way: nothing bounds how often it runs.
+                Some(_) => return SetValue::top(&i.shape, Why::BRANCH | Why::UNMODELLED),
+                None => return Err(invalid("while condition must return a pred scalar")),
+            }
+        }
+    }
+
+    fn conditional(&mut self, i: &Instruction, ops: &[&SetValue]) -> Result<SetValue> {
+        let sel = sarr(
+            ops.first()
+                .ok_or_else(|| invalid("conditional without a selector"))?,
+        )?;
+        let branches: Vec<usize> = match i.comps("branch_computations") {
+            Some(b) => b.to_vec(),
+            None => vec![
+                attrs::comp(i, "true_computation")?,
+                attrs::comp(i, "false_computation")?,
+            ],
+        };
+        if branches.is_empty() || ops.len() != branches.len() + 1 {
+            return Err(invalid("conditional needs one operand per branch"));
+        }
+        let s = *sel
+            .ints()?
+            .first()
+            .ok_or_else(|| invalid("conditional selector must be a scalar"))?;
+        let pick = |v: i128| -> usize {
+            if sel.ty == PrimitiveType::Pred {
+                if v != 0 {
+                    0
+                } else {
+                    1
+                }
+            } else if v < 0 || v as usize >= branches.len() {
+                branches.len() - 1
+            } else {
+                v as usize
+            }
+        };
+        let mut taken: Vec<usize> = if s.count() > branches.len() as u128 + 2 {
+            (0..branches.len()).collect()
+        } else {
+            (s.lo..=s.hi).map(pick).collect()
+        };
+        taken.sort_unstable();
+        taken.dedup();
+        let mut out: Option<SetValue> = None;
+        for &k in &taken {
+            let r = self.call(branches[k], vec![ops[k + 1].clone()])?;
+            out = Some(match out {
+                None => r,
+                Some(o) => o.hull(&r)?,
+            });
+        }
+        let mut out = out.ok_or_else(|| invalid("no branch"))?;
+        if taken.len() > 1 {
+            mark_value(&mut out, Why::BRANCH);
+        }
+        Ok(out)
+    }
+
+    fn map(&mut self, i: &Instruction, ops: &[&SetValue]) -> Result<SetValue> {
+        let c = attrs::comp(i, "to_apply")?;
+        let (ty, dims) = out_dims(i)?;
+        let arrays: Vec<&Arc<SetArray>> = ops.iter().map(|v| sarr(v)).collect::<Result<_>>()?;
+        let n: usize = dims.iter().product();
+        let mut outs: Vec<SetArray> = Vec::with_capacity(n);
+        for k in 0..n {
+            let args: Vec<SetValue> = arrays
+                .iter()
+                .map(|a| {
+                    SetValue::array(SetArray {
+                        ty: a.ty,
+                        dims: vec![],
+                        elems: a.elems.take(&[k]),
+                    })
+                })
+                .collect();
+            outs.push((**sarr(&self.call(c, args)?)?).clone());
+        }
+        let parts: Vec<&Elems> = outs.iter().map(|a| &a.elems).collect();
+        let elems = if parts.is_empty() {
+            SetArray::top(ty, vec![0], Why::NONE)?.elems
+        } else {
+            Elems::concat(&parts).ok_or_else(|| invalid("map results of different kinds"))?
+        };
+        Ok(SetValue::array(SetArray { ty, dims, elems }))
+    }
+
+    fn scatter(
+        &mut self,
+        comp: &hlo::Computation,
+        i: &Instruction,
+        ops: &[&SetValue],
+    ) -> Result<SetValue> {
+        if ops.len() != 3 {
+            // Variadic scatters: exactly known operands only.
+            return Ok(match self.exactly(comp, i, ops)? {
+                Some(v) => v,
+                None => SetValue::top(&i.shape, Why::UNMODELLED)?,
+            });
+        }
+        let (operand, idx, upd) = (sarr(ops[0])?, sarr(ops[1])?, sarr(ops[2])?);
+        let Some(idx) = idx.to_exact() else {
+            return SetValue::top(&i.shape, Why::INDEX);
+        };
+        let targets = crate::reduce::scatter_targets(i, &operand.dims, &idx, &upd.dims)?;
+        self.step(targets.len() as u64)?;
+        let c = attrs::comp(i, "to_apply")?;
+        let assign = crate::reduce::is_assign(self.module, c);
+        let binop = crate::reduce::simple_binop(self.module, c).map(|(op, _)| op);
+        // Updates per operand position, in update order.
+        let mut per: std::collections::BTreeMap<usize, Vec<usize>> = Default::default();
+        for &(p, u) in &targets {
+            per.entry(p).or_default().push(u);
+        }
+        let unique = attrs::flag(i, "unique_indices", false);
+        let mut out = (**operand).clone();
+        match (&mut out.elems, &upd.elems) {
+            (Elems::F(o), Elems::F(u)) => {
+                for (&p, us) in &per {
+                    o[p] = if assign {
+                        let s = us.iter().fold(FSet::EMPTY, |h, &k| h.hull(u[k]));
+                        if us.len() > 1 {
+                            s.because(Why::ORDER)
+                        } else {
+                            s
+                        }
+                    } else if let Some(op) = binop {
+                        let red = Reduction {
+                            op,
+                            ty: operand.ty,
+                            freedoms: Freedoms {
+                                init_anywhere: false,
+                                ..self.opts.freedoms
+                            },
+                            sub: self.sub(op, operand.ty),
+                        };
+                        red.fold_f(us.iter().map(|&k| u[k]), Some(o[p]))?
+                    } else {
+                        return SetValue::top(&i.shape, Why::UNMODELLED);
+                    };
+                    if unique && us.len() > 1 {
+                        o[p] = FSet::top(Why::UNDEFINED);
+                    }
+                }
+            }
+            (Elems::I(o), Elems::I(u)) => {
+                for (&p, us) in &per {
+                    o[p] = if assign {
+                        us.iter()
+                            .map(|&k| u[k])
+                            .reduce(|a, b| a.hull(b).because(Why::ORDER))
+                            .unwrap_or(o[p])
+                    } else if let Some(op) = binop {
+                        let red = Reduction {
+                            op,
+                            ty: operand.ty,
+                            freedoms: self.opts.freedoms,
+                            sub: self.sub(op, operand.ty),
+                        };
+                        red.fold_i(us.iter().map(|&k| u[k]).chain([o[p]]), None)
+                    } else {
+                        return SetValue::top(&i.shape, Why::UNMODELLED);
+                    };
+                }
+            }
+            _ => {
+                return Ok(match self.exactly(comp, i, ops)? {
+                    Some(v) => v,
+                    None => SetValue::top(&i.shape, Why::UNMODELLED)?,
+                })
+            }
+        }
+        Ok(SetValue::array(out))
+    }
+
+    fn select_and_scatter(
+        &mut self,
+        comp: &hlo::Computation,
+        i: &Instruction,
+        ops: &[&SetValue],
+    ) -> Result<SetValue> {
+        if ops.len() != 3 {
+            return Err(invalid("select-and-scatter takes operand, source and init value"));
+        }
+        let (a, src, init) = (sarr(ops[0])?, sarr(ops[1])?, sarr(ops[2])?);
+        let sel = attrs::comp(i, "select")?;
+        let sc = attrs::comp(i, "scatter")?;
+        let dir = simple_compare(self.module, sel);
+        let scatter_add = crate::reduce::simple_binop(self.module, sc)
+            .is_some_and(|(op, _)| op == Opcode::Add);
+        let (Elems::F(v), Elems::F(s), Elems::F(i0), Some(dir), true) =
+            (&a.elems, &src.elems, &init.elems, dir, scatter_add)
+        else {
+            return Ok(match self.exactly(comp, i, ops)? {
+                Some(v) => v,
+                None => SetValue::top(&i.shape, Why::UNMODELLED)?,
+            });
+        };
+        let groups = crate::reduce::window_groups(i, &a.dims, &src.dims)?;
+        self.step(groups.positions.len() as u64)?;
+        // For each window, the positions it may select (ties: any of them, XLA's choice).
+        let mut sums: Vec<SumAcc> = vec![SumAcc::new(); a.len()];
+        for acc in sums.iter_mut() {
+            acc.add(i0[0]);
+        }
+        for g in 0..groups.len() {
+            let win = groups.group(g);
+            let cands: Vec<usize> = win
+                .iter()
+                .copied()
+                .filter(|&p| {
+                    win.iter().all(|&q| {
+                        q == p || {
+                            // p may be selected unless some q is certainly preferred to it.
+                            let c = arith::compare(v[q], v[p], dir, false);
+                            !(c.lo == 1 && arith::compare(v[p], v[q], dir, false).hi == 0)
+                        }
+                    })
+                })
+                .collect();
+            let cands = if cands.is_empty() { win.to_vec() } else { cands };
+            for &p in &cands {
+                if cands.len() == 1 {
+                    sums[p].add(s[g]);
+                } else {
+                    sums[p].add_optional(s[g].because(Why::BRANCH));
+                }
+            }
+        }
+        let fmt = fmt_of(src.ty)?;
+        let sub = self.sub(Opcode::Add, src.ty);
+        let acc_fmt = accumulation(src.ty);
+        let elems = sums
+            .iter()
+            .map(|t| arith::result(fmt, t.finish(acc_fmt, fmt), sub))
+            .collect();
+        Ok(SetValue::array(SetArray {
+            ty: src.ty,
+            dims: a.dims.clone(),
+            elems: Elems::F(elems),
+        }))
+    }
+
+    fn sort(
+        &mut self,
+        comp: &hlo::Computation,
+        i: &Instruction,
+        ops: &[&SetValue],
+    ) -> Result<SetValue> {
+        if let Some(v) = self.exactly(comp, i, ops)? {
+            return Ok(v);
+        }
+        let arrays: Vec<&Arc<SetArray>> = ops.iter().map(|v| sarr(v)).collect::<Result<_>>()?;
+        let c = attrs::comp(i, "to_apply")?;
+        let d = attrs::dims(i, "dimensions")?;
+        let d = *d.first().ok_or_else(|| invalid("sort without dimensions"))?;
+        let dims = arrays[0].dims.clone();
+        if d >= dims.len() {
+            return Err(invalid("sort dimension out of range"));
+        }
+        let stable = attrs::flag(i, "is_stable", false);
+        let cmp = simple_sort_comparator(self.module, c, arrays.len());
+        let st = crate::value::strides(&dims);
+        let n = dims[d];
+        let total: usize = dims.iter().product();
+        self.step(total as u64)?;
+        let rows: Vec<usize> = (0..total).filter(|&p| (p / st[d]) % n == 0).collect();
+        let mut outs: Vec<SetArray> = arrays.iter().map(|a| (***a).clone()).collect();
+        for &base in &rows {
+            let pos: Vec<usize> = (0..n).map(|j| base + j * st[d]).collect();
+            // Clusters of keys whose order is not certain: each output position of a cluster
+            // may hold any of its elements.
+            let order = match &cmp {
+                Some((k, dir, total_order)) => match &arrays[*k].elems {
+                    Elems::F(keys) => {
+                        sort_clusters(&pos, |p| key_range(&keys[p], *total_order), *dir, stable)
+                    }
+                    Elems::I(keys) => sort_clusters(
+                        &pos,
+                        |p| Some((keys[p].lo as f64, keys[p].hi as f64, keys[p].is_point())),
+                        *dir,
+                        stable,
+                    ),
+                    _ => None,
+                },
+                None => None,
+            };
+            let clusters = order.unwrap_or_else(|| vec![pos.clone()]);
+            let mut out_pos = 0;
+            for cl in &clusters {
+                for (o, a) in outs.iter_mut().zip(&arrays) {
+                    let targets = &pos[out_pos..out_pos + cl.len()];
+                    if cl.len() == 1 {
+                        set_elem(&mut o.elems, targets[0], &a.elems, cl[0]);
+                    } else {
+                        hull_into(&mut o.elems, targets, &a.elems, cl);
+                    }
+                }
+                out_pos += cl.len();
+            }
+        }
+        let vals: Vec<SetValue> = outs.into_iter().map(SetValue::array).collect();
+        Ok(match &i.shape {
+            Shape::Tuple(_) => SetValue::Tuple(vals),
+            _ => vals
+                .into_iter()
+                .next()
+                .ok_or_else(|| invalid("sort without operands"))?,
+        })
+    }
+}
+
+/// The key of a sort element as an ordered range `(lo, hi, exact)`, or `None` when it may be
+/// NaN (whose place depends on the comparator and, under a total order, on its free sign).
+fn key_range(s: &FSet, total: bool) -> Option<(f64, f64, bool)> {
+    if s.nan || !s.num {
+        return None;
+    }
+    let z = |v: f64| if !total && v == 0.0 { 0.0 } else { v };
+    Some((z(s.lo), z(s.hi), s.is_point()))
+}
+
+/// The elements of one sort row in output order, grouped into clusters whose relative order is
+/// not certain (keys whose ranges overlap, or tied keys of an unstable sort); `None` when some
+/// key has no range.
+fn sort_clusters(
+    pos: &[usize],
+    key: impl Fn(usize) -> Option<(f64, f64, bool)>,
+    descending: bool,
+    stable: bool,
+) -> Option<Vec<Vec<usize>>> {
+    let mut items: Vec<(f64, f64, bool, usize, usize)> = Vec::with_capacity(pos.len());
+    for (j, &p) in pos.iter().enumerate() {
+        let (lo, hi, exact) = key(p)?;
+        items.push((lo, hi, exact, j, p));
+    }
+    let tot = |a: f64, b: f64| a.total_cmp(&b);
+    if descending {
+        items.sort_by(|a, b| tot(b.1, a.1).then(a.3.cmp(&b.3)));
+    } else {
+        items.sort_by(|a, b| tot(a.0, b.0).then(a.3.cmp(&b.3)));
+    }
+    let mut clusters: Vec<Vec<usize>> = Vec::new();
+    // The far end of the current cluster's keys.
+    let mut reach = f64::NAN;
+    for &(lo, hi, exact, _, p) in &items {
+        let separate = match clusters.last() {
+            None => true,
+            Some(last) => {
+                let (near, tie_exact) = if descending { (hi, exact) } else { (lo, exact) };
+                let strictly = if descending { near < reach } else { near > reach };
+                // Equal exact keys keep their order in a stable sort.
+                let tied_ok = stable && tie_exact && near == reach && last.len() == 1;
+                strictly || tied_ok
+            }
+        };
+        if separate {
+            clusters.push(vec![p]);
+            reach = if descending { lo } else { hi };
+        } else {
+            clusters.last_mut().expect("a cluster").push(p);
+            reach = if descending { reach.min(lo) } else { reach.max(hi) };
+        }
+    }
+    Some(clusters)
+}
+
+fn set_elem(dst: &mut Elems, at: usize, src: &Elems, from: usize) {
+    match (dst, src) {
+        (Elems::F(d), Elems::F(s)) => d[at] = s[from],
+        (Elems::I(d), Elems::I(s)) => d[at] = s[from],
+        (Elems::C(d), Elems::C(s)) => d[at] = s[from],
+        _ => {}
+    }
+}
+
+/// Every position of `at` gets the hull of the elements `from` (an uncertain permutation).
+fn hull_into(dst: &mut Elems, at: &[usize], src: &Elems, from: &[usize]) {
+    match (dst, src) {
+        (Elems::F(d), Elems::F(s)) => {
+            let h = from
+                .iter()
+                .fold(FSet::EMPTY, |h, &k| h.hull(s[k]))
+                .because(Why::BRANCH);
+            at.iter().for_each(|&p| d[p] = h);
+        }
+        (Elems::I(d), Elems::I(s)) => {
+            let h = from
+                .iter()
+                .map(|&k| s[k])
+                .reduce(|a, b| a.hull(b))
+                .map(|h| h.because(Why::BRANCH));
+            if let Some(h) = h {
+                at.iter().for_each(|&p| d[p] = h);
+            }
+        }
+        (Elems::C(d), Elems::C(s)) => {
+            let h = from.iter().map(|&k| s[k]).reduce(|a, b| a.hull(b));
+            if let Some(mut h) = h {
+                h.re.why |= Why::BRANCH;
+                at.iter().for_each(|&p| d[p] = h);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `(key operand, descending, total order)` of a comparator that is one `compare` of one
+/// operand's pair of parameters (LT ascending, GT descending).
+fn simple_sort_comparator(module: &Module, c: CompId, n: usize) -> Option<(usize, bool, bool)> {
+    let comp = module.computations.get(c)?;
+    let root = comp.root_instruction();
+    if root.opcode != Opcode::Compare || root.operands.len() != 2 {
+        return None;
+    }
+    let pn = |k: usize| {
+        let x = comp.instructions.get(root.operands[k])?;
+        (x.opcode == Opcode::Parameter).then_some(x.parameter_number?)
+    };
+    let (a, b) = (pn(0)?, pn(1)?);
+    let dir = Dir::parse(&attrs::word(root, "direction")?)?;
+    let total = attrs::word(root, "type").as_deref() == Some("TOTALORDER");
+    let (lo, swapped) = if b == a + 1 && a % 2 == 0 {
+        (a, false)
+    } else if a == b + 1 && b % 2 == 0 {
+        (b, true)
+    } else {
+        return None;
+    };
+    let k = (lo / 2) as usize;
+    if k >= n {
+        return None;
+    }
+    let dir = if swapped { dir.swapped() } else { dir };
+    match dir {
+        Dir::Lt => Some((k, false, total)),
+        Dir::Gt => Some((k, true, total)),
+        _ => None,
+    }
+}
+
+/// The direction of a `select` computation that is `compare(p0, p1)` (IEEE).
+fn simple_compare(module: &Module, c: CompId) -> Option<Dir> {
+    let comp = module.computations.get(c)?;
+    let root = comp.root_instruction();
+    let params_ok = root.opcode == Opcode::Compare
+        && root.operands.len() == 2
+        && root.operands.iter().enumerate().all(|(k, &o)| {
+            comp.instructions
+                .get(o)
+                .is_some_and(|x| x.opcode == Opcode::Parameter && x.parameter_number == Some(k as i64))
+        });
+    if !params_ok || attrs::word(root, "type").as_deref() == Some("TOTALORDER") {
+        return None;
+    }
+    Dir::parse(&attrs::word(root, "direction")?)
+}
+
+/// For a reducer of `n` components, each component's binary op when component `k` is
+/// `op(parameter(k), parameter(n + k))` (either way round): one op per component.
+fn componentwise_binops(module: &Module, c: CompId, n: usize) -> Option<Vec<Opcode>> {
+    if n == 1 {
+        return crate::reduce::simple_binop(module, c).map(|(op, _)| vec![op]);
+    }
+    let comp = module.computations.get(c)?;
+    let root = comp.root_instruction();
+    if root.opcode != Opcode::Tuple || root.operands.len() != n {
+        return None;
+    }
+    let param = |id: usize| {
+        let x = comp.instructions.get(id)?;
+        (x.opcode == Opcode::Parameter).then_some(x.parameter_number?)
+    };
+    root.operands
+        .iter()
+        .enumerate()
+        .map(|(k, &o)| {
+            let x = comp.instructions.get(o)?;
+            use Opcode as O;
+            if !matches!(
+                x.opcode,
+                O::Add | O::Multiply | O::Maximum | O::Minimum | O::And | O::Or | O::Xor
+            ) || x.operands.len() != 2
+            {
+                return None;
+            }
+            let (a, b) = (param(x.operands[0])?, param(x.operands[1])?);
+            let (k, n) = (k as i64, n as i64);
+            ((a, b) == (k, n + k) || (a, b) == (n + k, k)).then_some(x.opcode)
+        })
+        .collect()
+}
+
+/// One component of a reduction: its op, element type and freedoms.
+struct Reduction {
+    op: Opcode,
+    ty: PrimitiveType,
+    freedoms: Freedoms,
+    sub: Subnormals,
+}
+
+impl Reduction {
+    fn fold_groups(
+        &self,
+        data: &Elems,
+        init: &Elems,
+        groups: &crate::reduce::Groups,
+    ) -> Result<Elems> {
+        Ok(match (data, init) {
+            (Elems::F(d), Elems::F(i0)) => Elems::F(
+                (0..groups.len())
+                    .map(|g| self.fold_f(groups.group(g).iter().map(|&p| d[p]), Some(i0[0])))
+                    .collect::<Result<_>>()?,
+            ),
+            (Elems::I(d), Elems::I(i0)) => Elems::I(
+                (0..groups.len())
+                    .map(|g| self.fold_i(groups.group(g).iter().map(|&p| d[p]), Some(i0[0])))
+                    .collect(),
+            ),
+            (Elems::C(d), Elems::C(i0)) => Elems::C(
+                (0..groups.len())
+                    .map(|g| self.fold_c(groups.group(g).iter().map(|&p| d[p]), i0[0]))
+                    .collect::<Result<_>>()?,
+            ),
+            _ => return Err(invalid("reduce operand and init differ in kind")),
+        })
+    }
+
+    /// The set of float results: the terms in any order, the init value (the init of a reduce,
+    /// the operand value of a scatter) inserted once, or (when `init_anywhere`) any number of
+    /// times: none, or once more than it changes (add +-0, multiply 1 or 0, maximum and minimum
+    /// any value: applying them again changes nothing); other inits leave the result undefined.
+    fn fold_f(&self, terms: impl Iterator<Item = FSet> + Clone, init: Option<FSet>) -> Result<FSet> {
+        let fmt = fmt_of(self.ty)?;
+        let acc = accumulation(self.ty);
+        let terms: Vec<FSet> = terms
+            .map(|t| arith::operand(fmt, t, self.sub))
+            .collect();
+        let fold = |with_init: Option<FSet>| -> Result<FSet> {
+            let all = terms.iter().copied().chain(with_init);
+            if !self.freedoms.any_order {
+                return self.sequential_f(all);
+            }
+            Ok(match self.op {
+                Opcode::Add => {
+                    let mut s = SumAcc::new();
+                    all.for_each(|t| s.add(t));
+                    s.finish(acc, fmt)
+                }
+                Opcode::Multiply => {
+                    let mut p = ProdAcc::default();
+                    all.for_each(|t| p.add(t));
+                    p.finish(acc, fmt)
+                }
+                Opcode::Maximum | Opcode::Minimum => {
+                    let mut m = MaxAcc::new(self.op == Opcode::Maximum);
+                    all.for_each(|t| m.add(t));
+                    m.finish()
+                }
+                _ => FSet::top(Why::UNMODELLED),
+            })
+        };
+        let Some(init) = init else {
+            return Ok(arith::result(fmt, fold(None)?, self.sub));
+        };
+        if terms.is_empty() {
+            return Ok(init);
+        }
+        let with = fold(Some(init))?;
+        if !self.freedoms.init_anywhere {
+            return Ok(arith::result(fmt, with, self.sub));
+        }
+        let idempotent = match self.op {
+            Opcode::Add => init.is_point() && init.lo == 0.0,
+            Opcode::Multiply => init.is_point() && (init.lo == 1.0 || init.lo == 0.0),
+            Opcode::Maximum | Opcode::Minimum => true,
+            _ => false,
+        };
+        if !idempotent {
+            return Ok(FSet::top(Why::UNDEFINED));
+        }
+        let without = fold(None)?;
+        let s = with.hull(without);
+        let s = if s != with { s.because(Why::INIT) } else { s };
+        Ok(arith::result(fmt, s, self.sub))
+    }
+
+    /// Terms folded in the order given, each step rounded to the element type.
+    fn sequential_f(&self, mut terms: impl Iterator<Item = FSet>) -> Result<FSet> {
+        let fmt = fmt_of(self.ty)?;
+        let Some(mut acc) = terms.next() else {
+            return Ok(FSet::EMPTY);
+        };
+        for t in terms {
+            acc = float_binary(fmt, self.op, acc, t, self.sub, Some(0))?;
+        }
+        Ok(acc)
+    }
+
+    fn fold_i(&self, terms: impl Iterator<Item = ISet>, init: Option<ISet>) -> ISet {
+        let (tlo, thi) = int_range(self.ty);
+        let terms: Vec<ISet> = terms.collect();
+        let why = terms.iter().fold(Why::NONE, |w, t| w | t.why);
+        let top = ISet::range(tlo, thi).because(Why::UNMODELLED | why);
+        let fold = |with: Option<ISet>| -> ISet {
+            let all: Vec<ISet> = terms.iter().copied().chain(with).collect();
+            if all.is_empty() {
+                return ISet::point(0);
+            }
+            let pred = self.ty == PrimitiveType::Pred;
+            match self.op {
+                Opcode::Maximum | Opcode::Or if pred || self.op == Opcode::Maximum => ISet::range(
+                    all.iter().map(|s| s.lo).max().unwrap_or(tlo),
+                    all.iter().map(|s| s.hi).max().unwrap_or(thi),
+                ),
+                Opcode::Minimum | Opcode::And if pred || self.op == Opcode::Minimum => ISet::range(
+                    all.iter().map(|s| s.lo).min().unwrap_or(tlo),
+                    all.iter().map(|s| s.hi).min().unwrap_or(thi),
+                ),
+                _ if all.iter().all(|s| s.is_point()) => {
+                    // Exact and order-free: modular arithmetic and bitwise ops.
+                    let f = crate::elementwise::int_binary_fn(
+                        self.op,
+                        self.ty.bit_width(),
+                        self.ty.is_signed_integer(),
+                    );
+                    let pf = crate::elementwise::pred_binop(self.op);
+                    let mut acc = all[0].lo;
+                    for s in &all[1..] {
+                        acc = if pred {
+                            match pf {
+                                Some(g) => g(acc != 0, s.lo != 0) as i128,
+                                None => return top,
+                            }
+                        } else {
+                            match &f {
+                                Some(g) => int_of_bits(
+                                    self.ty,
+                                    g(acc as i64, s.lo as i64) as u64 as u128,
+                                ),
+                                None => return top,
+                            }
+                        };
+                    }
+                    ISet::point(acc)
+                }
+                Opcode::Add => {
+                    let lo: i128 = all.iter().map(|s| s.lo).sum();
+                    let hi: i128 = all.iter().map(|s| s.hi).sum();
+                    if lo >= tlo && hi <= thi {
+                        ISet::range(lo, hi)
+                    } else {
+                        top
+                    }
+                }
+                _ => top,
+            }
+        };
+        let Some(init) = init else {
+            return fold(None).because(why);
+        };
+        if terms.is_empty() {
+            return init;
+        }
+        let with = fold(Some(init));
+        if !self.freedoms.init_anywhere {
+            return with.because(why);
+        }
+        let idempotent = match self.op {
+            Opcode::Add | Opcode::Or | Opcode::Xor => init.is_point() && init.lo == 0,
+            Opcode::Multiply => init.is_point() && (init.lo == 1 || init.lo == 0),
+            Opcode::And => {
+                init.is_point() && (init.lo == -1 || init.lo == thi || self.ty == PrimitiveType::Pred && init.lo == 1)
+            }
+            Opcode::Maximum | Opcode::Minimum => true,
+            _ => false,
+        };
+        if !idempotent {
+            return top.because(Why::UNDEFINED);
+        }
+        let s = with.hull(fold(None));
+        (if s != with { s.because(Why::INIT) } else { s }).because(why)
+    }
+
+    fn fold_c(&self, terms: impl Iterator<Item = CSet>, init: CSet) -> Result<CSet> {
+        let terms: Vec<CSet> = terms.collect();
+        if self.op != Opcode::Add || terms.iter().chain([&init]).any(|c| c.inf) {
+            return Ok(CSet::top(Why::UNMODELLED));
+        }
+        let part = Reduction {
+            op: Opcode::Add,
+            ty: funcs::part_type(self.ty),
+            freedoms: self.freedoms,
+            sub: self.sub,
+        };
+        Ok(CSet {
+            re: part.fold_f(terms.iter().map(|c| c.re), Some(init.re))?,
+            im: part.fold_f(terms.iter().map(|c| c.im), Some(init.im))?,
+            inf: false,
+        })
+    }
+}
+
+/// The products of a float dot or convolution, accumulated as an order-free sum.
+#[derive(Clone, Copy, Debug)]
+struct Terms {
+    sum: SumAcc,
+    /// In row-major order instead, for `any_order = false`: not tracked (the order-free sum
+    /// encloses it).
+    _n: u32,
+}
+
+impl Terms {
+    fn finish(&self, fmt: &Format, _any_order: bool) -> FSet {
+        self.sum.finish(fmt, fmt)
+    }
+}
+
+/// The exact product of two sets (rounded outward in f64, a hair wider than exact).
+fn exact_product(a: FSet, b: FSet) -> FSet {
+    let f64fmt = format(PrimitiveType::F64).expect("f64");
+    let none = Subnormals {
+        daz: false,
+        ftz: false,
+    };
+    arith::multiply(f64fmt, a, b, none)
+}
+
+impl crate::dot::Accumulate<FSet> for Terms {
+    fn zero() -> Self {
+        Terms {
+            sum: SumAcc::new(),
+            _n: 0,
+        }
+    }
+    fn mul_add(mut self, a: FSet, b: FSet) -> Self {
+        self.sum.add(exact_product(a, b));
+        self
+    }
+    fn pad(mut self, b: FSet) -> Self {
+        // A padding zero may be multiplied (0 * inf is NaN) or skipped.
+        self.sum.add_optional(exact_product(FSet::point(0.0), b));
+        self
+    }
+}
+
+/// The products of a complex dot: each part an order-free sum of real products.
+#[derive(Clone, Copy, Debug)]
+struct CTerms {
+    re: SumAcc,
+    im: SumAcc,
+    inf: bool,
+}
+
+impl CTerms {
+    fn finish(&self, fmt: &Format, _any_order: bool) -> CSet {
+        if self.inf {
+            return CSet::top(Why::COMPLEX_INF);
+        }
+        CSet {
+            re: self.re.finish(fmt, fmt),
+            im: self.im.finish(fmt, fmt),
+            inf: false,
+        }
+    }
+}
+
+impl crate::dot::Accumulate<CSet> for CTerms {
+    fn zero() -> Self {
+        CTerms {
+            re: SumAcc::new(),
+            im: SumAcc::new(),
+            inf: false,
+        }
+    }
+    fn mul_add(mut self, a: CSet, b: CSet) -> Self {
+        self.inf |= a.inf || b.inf;
+        self.re.add(exact_product(a.re, b.re));
+        self.re.add(arith::negate(exact_product(a.im, b.im)));
+        self.im.add(exact_product(a.re, b.im));
+        self.im.add(exact_product(a.im, b.re));
+        self
+    }
+    fn pad(self, _b: CSet) -> Self {
+        CTerms { inf: true, ..self }
+    }
+}
+
+fn fmt_of(ty: PrimitiveType) -> Result<&'static Format> {
+    format(ty).ok_or_else(|| unsupported(format!("float sets of {ty}")))
+}
+
+fn out_dims(i: &Instruction) -> Result<(PrimitiveType, Vec<usize>)> {
+    crate::eval::out_dims(i)
+}
+
+fn s_len(s: ISet) -> i128 {
+    s.hi - s.lo + 1
+}
+
+/// A float unary op on a set.
+fn float_unary(
+    fmt: &Format,
+    op: Opcode,
+    s: FSet,
+    sub: Subnormals,
+    ulps: Option<u32>,
+) -> Result<FSet> {
+    use Opcode as O;
+    let mono = |f: fn(f64) -> f64| -> FSet {
+        if !s.num {
+            return s;
+        }
+        FSet {
+            lo: f(s.lo),
+            hi: f(s.hi),
+            ..s
+        }
+    };
+    Ok(match op {
+        O::Negate => arith::negate(s),
+        O::Abs => arith::abs(s),
+        O::Copy | O::Real => s,
+        O::Imag => FSet::point(0.0).because(s.why),
+        O::Floor => mono(f64::floor),
+        O::Ceil => mono(f64::ceil),
+        O::RoundNearestEven => mono(f64::round_ties_even),
+        O::RoundNearestAfz => mono(f64::round),
+        O::Sign => {
+            let mut out = FSet::EMPTY.with_nan(s.nan);
+            if s.num {
+                let v = arith::operand(fmt, s, sub);
+                if v.meets(f64::NEG_INFINITY, -5e-324) {
+                    out = out.hull(FSet::point(-1.0));
+                }
+                if v.meets(5e-324, f64::INFINITY) {
+                    out = out.hull(FSet::point(1.0));
+                }
+                for z in [-0.0, 0.0] {
+                    if v.contains(z) {
+                        out = out.hull(FSet::point(z));
+                    }
+                }
+            }
+            out.because(s.why)
+        }
+        O::Sqrt => arith::sqrt(fmt, s, sub),
+        _ => match ulps {
+            Some(u) => match funcs::unary(fmt, op, s, sub, u) {
+                Some(r) => r,
+                None => FSet::top(Why::UNMODELLED),
+            },
+            None => FSet::top(Why::UNMODELLED | Why::ULPS),
+        },
+    })
+}
+
+/// A float binary op on sets.
+fn float_binary(
+    fmt: &Format,
+    op: Opcode,
+    a: FSet,
+    b: FSet,
+    sub: Subnormals,
+    ulps: Option<u32>,
+) -> Result<FSet> {
+    use Opcode as O;
+    Ok(match op {
+        O::Add => arith::add(fmt, a, b, sub),
+        O::Subtract => arith::subtract(fmt, a, b, sub),
+        O::Multiply => arith::multiply(fmt, a, b, sub),
+        O::Divide => arith::divide(fmt, a, b, sub),
+        O::Remainder => arith::remainder(fmt, a, b, sub),
+        O::Maximum | O::Minimum => {
+            let (a, b) = (arith::operand(fmt, a, sub), arith::operand(fmt, b, sub));
+            arith::max_min(a, b, op == O::Maximum)
+        }
+        O::Power => match ulps {
+            Some(u) => funcs::power(fmt, a, b, sub, u),
+            None => FSet::top(Why::UNMODELLED | Why::ULPS),
+        },
+        O::Atan2 => match ulps {
+            Some(u) => funcs::atan2(fmt, a, b, sub, u),
+            None => FSet::top(Why::UNMODELLED | Why::ULPS),
+        },
+        _ => FSet::top(Why::UNMODELLED),
+    })
+}
+
+/// Range rules for integer ops whose operands take too many values to enumerate: exact where
+/// nothing can wrap.
+fn int_range_rule(op: Opcode, ty: PrimitiveType, a: ISet, b: ISet) -> Option<ISet> {
+    let (tlo, thi) = int_range(ty);
+    let fits = |lo: i128, hi: i128| (lo >= tlo && hi <= thi).then_some(ISet::range(lo, hi));
+    match op {
+        Opcode::Add => fits(a.lo + b.lo, a.hi + b.hi),
+        Opcode::Subtract => fits(a.lo - b.hi, a.hi - b.lo),
+        Opcode::Multiply => {
+            let c = [a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi];
+            fits(*c.iter().min()?, *c.iter().max()?)
+        }
+        Opcode::Maximum => Some(ISet::range(a.lo.max(b.lo), a.hi.max(b.hi))),
+        Opcode::Minimum => Some(ISet::range(a.lo.min(b.lo), a.hi.min(b.hi))),
+        _ => None,
+    }
+}
+
+/// A set rounded outward to another float type (a conversion).
+fn round_set(to: &Format, s: FSet) -> FSet {
+    if !s.num {
+        return s;
+    }
+    let (d, u) = (to.down(s.lo), to.up(s.hi));
+    let r = FSet {
+        lo: d.v,
+        hi: u.v,
+        num: true,
+        nan: s.nan || d.nan || u.nan,
+        why: s.why,
+    };
+    if r.lo != s.lo || r.hi != s.hi {
+        r.because(Why::ROUNDING)
+    } else {
+        r
+    }
+}
+
+/// Float sets converted to integers (saturating, NaN to 0, as XLA's evaluator and CPU code).
+fn float_to_int(v: &[FSet], ty: PrimitiveType) -> Result<Vec<ISet>> {
+    // The ends of each set converted by the oracle's own conversion (monotone).
+    let mut ends = Vec::with_capacity(2 * v.len());
+    for s in v {
+        if s.num {
+            ends.push(s.lo);
+            ends.push(s.hi);
+        } else {
+            ends.push(0.0);
+            ends.push(0.0);
+        }
+    }
+    let a = Array::new(PrimitiveType::F64, vec![ends.len()], Buffer::F64(ends));
+    let c = crate::convert::convert(&a, ty)?;
+    let ints: Vec<i128> = to_bits(&c.buf)
+        .into_iter()
+        .map(|b| int_of_bits(ty, b))
+        .collect();
+    let zero = if ty == PrimitiveType::Pred { 0 } else { 0 };
+    Ok(v.iter()
+        .enumerate()
+        .map(|(k, s)| {
+            let mut r: Option<ISet> = None;
+            if s.num {
+                let (lo, hi) = (ints[2 * k], ints[2 * k + 1]);
+                let mut x = ISet::range(lo.min(hi), lo.max(hi));
+                if ty == PrimitiveType::Pred && s.meets(-0.0, 0.0) {
+                    x = x.hull(ISet::point(0));
+                }
+                if ty == PrimitiveType::Pred && (s.lo < 0.0 || s.hi > 0.0) {
+                    x = x.hull(ISet::point(1));
+                }
+                r = Some(x);
+            }
+            if s.nan {
+                // NaN converts to 0 (to pred: true, as any nonzero value).
+                let n = ISet::point(if ty == PrimitiveType::Pred { 1 } else { zero });
+                r = Some(r.map_or(n, |x| x.hull(n)));
+            }
+            r.unwrap_or(ISet::point(0)).because(s.why)
+        })
+        .collect())
+}
+
+/// An integer set converted to a float type (rounded outward).
+fn int_to_float(to: &Format, s: &ISet) -> FSet {
+    let ex = |v: i128| -> arith::Ex {
+        let r = v as f64;
+        let back = r as i128;
+        arith::Ex {
+            r,
+            e: (v - back).signum() as f64,
+        }
+    };
+    let mut o = arith::Out::new(to);
+    o.range(ex(s.lo), ex(s.hi));
+    o.set.because(s.why)
+}
+
+fn reduce_precision(i: &Instruction, x: &SetArray) -> Result<SetArray> {
+    let e = attrs::req_int(i, "exponent_bits")?;
+    let m = attrs::req_int(i, "mantissa_bits")?;
+    let v = x.floats()?;
+    let mut ends = Vec::with_capacity(2 * v.len());
+    for s in v {
+        ends.push(if s.num { s.lo } else { 0.0 });
+        ends.push(if s.num { s.hi } else { 0.0 });
+    }
+    let a = Array::new(PrimitiveType::F64, vec![ends.len()], Buffer::F64(ends));
+    let r = crate::convert::reduce_precision(&crate::convert::convert(&a, x.ty)?, e, m)?;
+    let r = crate::elementwise::to_f64s(&r.buf);
+    let elems = v
+        .iter()
+        .enumerate()
+        .map(|(k, s)| {
+            let mut out = FSet::EMPTY.with_nan(s.nan);
+            if s.num {
+                out = out.hull(FSet::range(r[2 * k], r[2 * k + 1]));
+            }
+            out.because(s.why)
+        })
+        .collect();
+    Ok(SetArray {
+        ty: x.ty,
+        dims: x.dims.clone(),
+        elems: Elems::F(elems),
+    })
+}
+
+fn select(p: &SetArray, t: &SetArray, f: &SetArray) -> Result<SetArray> {
+    let ps = p.ints()?;
+    let n = t.len();
+    if f.len() != n || (ps.len() != n && ps.len() != 1) {
+        return Err(invalid("select operands differ in size"));
+    }
+    let pk = |k: usize| ps[if ps.len() == 1 { 0 } else { k }];
+    macro_rules! pick {
+        ($a:expr, $b:expr, $hull:expr) => {
+            (0..n)
+                .map(|k| {
+                    let s = pk(k);
+                    if s.is_point() {
+                        if s.lo != 0 {
+                            $a[k]
+                        } else {
+                            $b[k]
+                        }
+                    } else {
+                        $hull($a[k], $b[k])
+                    }
+                })
+                .collect()
+        };
+    }
+    let elems = match (&t.elems, &f.elems) {
+        (Elems::F(a), Elems::F(b)) => Elems::F(pick!(a, b, |x: FSet, y: FSet| x
+            .hull(y)
+            .because(Why::BRANCH))),
+        (Elems::I(a), Elems::I(b)) => Elems::I(pick!(a, b, |x: ISet, y: ISet| x
+            .hull(y)
+            .because(Why::BRANCH))),
+        (Elems::C(a), Elems::C(b)) => Elems::C(pick!(a, b, |x: CSet, y: CSet| {
+            let mut h = x.hull(y);
+            h.re.why |= Why::BRANCH;
+            h
+        })),
+        _ => return Err(invalid("select branches differ in type")),
+    };
+    Ok(SetArray {
+        ty: t.ty,
+        dims: t.dims.clone(),
+        elems,
+    })
+}
+
+/// The real (or imaginary) part of a complex set: any value when it may be a complex infinity
+/// (whose other part is unspecified).
+fn part_of(c: &CSet, re: bool) -> FSet {
+    let p = if re { c.re } else { c.im };
+    if c.inf {
+        return p.hull(FSet::top(Why::COMPLEX_INF));
+    }
+    p
+}
+
+/// |z| of a complex set: the modulus' range over the set, widened by `ulps`.
+fn complex_abs(fmt: &Format, c: &CSet, sub: Subnormals, ulps: Option<u32>) -> FSet {
+    let Some(u) = ulps else {
+        return FSet::top(Why::UNMODELLED | Why::ULPS);
+    };
+    let (re, im) = (arith::operand(fmt, c.re, sub), arith::operand(fmt, c.im, sub));
+    let mut out = FSet::EMPTY.with_nan(re.nan || im.nan);
+    if c.inf || re.may_be_pos_inf() || re.may_be_neg_inf() || im.may_be_pos_inf() || im.may_be_neg_inf() {
+        out = out.hull(FSet::point(f64::INFINITY));
+    }
+    if re.num && im.num {
+        let lo = re.min_abs().hypot(im.min_abs());
+        let hi = re.max_abs().hypot(im.max_abs());
+        let l = funcs::around(fmt, lo, u);
+        let h = funcs::around(fmt, hi, u);
+        out = out.hull(l).hull(h);
+        if lo == 0.0 {
+            out = out.hull(FSet::point(0.0));
+        }
+    }
+    arith::result(fmt, out.because(re.why | im.why | Why::NORMWISE), sub)
+}
+
+/// A complex function at an exactly known point: its value there (the oracle's c128 formula),
+/// each part widened by `ulps` of the modulus; any complex infinity where a part is infinite.
+/// Sets that are not points are any value (not modelled).
+fn complex_point_fn(
+    fmt: &Format,
+    c: &CSet,
+    ulps: Option<u32>,
+    f: impl Fn(num_complex::Complex64) -> Option<num_complex::Complex64>,
+) -> CSet {
+    let Some(u) = ulps else {
+        return CSet::top(Why::UNMODELLED | Why::ULPS);
+    };
+    if !c.is_point() {
+        return CSet::top(Why::UNMODELLED | Why::NORMWISE);
+    }
+    let Some(z) = f(num_complex::Complex64::new(c.re.lo, c.im.lo)) else {
+        return CSet::top(Why::UNMODELLED);
+    };
+    normwise(fmt, z, u)
+}
+
+/// A complex value with each part widened by `ulps` ulps of its modulus.
+fn normwise(fmt: &Format, z: num_complex::Complex64, u: u32) -> CSet {
+    let inf = !z.re.is_finite() || !z.im.is_finite();
+    if inf {
+        return CSet {
+            re: FSet::top(Why::COMPLEX_INF),
+            im: FSet::top(Why::COMPLEX_INF),
+            inf: true,
+        };
+    }
+    let m = z.re.abs().max(z.im.abs());
+    // One ulp of the modulus in the part type, at least the smallest positive value.
+    let ulp = (fmt.next(fmt.up(m).v) - fmt.up(m).v).max(fmt.smallest_positive());
+    let w = ulp * u as f64;
+    let part = |x: f64| {
+        let lo = fmt.down((x - w).next_down_f64()).v;
+        let hi = fmt.up((x + w).next_up_f64()).v;
+        FSet::range(lo, hi).because(Why::NORMWISE | Why::ULPS)
+    };
+    let mut out = CSet {
+        re: part(z.re),
+        im: part(z.im),
+        inf: false,
+    };
+    if m + w >= fmt.max {
+        out.inf = true;
+        out.re.why |= Why::COMPLEX_INF;
+    }
+    out
+}
+
+use super::arith::F64Ext;
+
+/// A complex binary op on sets.
+fn complex_binary(
+    fmt: &Format,
+    op: Opcode,
+    a: &CSet,
+    b: &CSet,
+    sub: Subnormals,
+    ulps: Option<u32>,
+) -> CSet {
+    use Opcode as O;
+    if a.inf || b.inf {
+        return CSet::top(Why::COMPLEX_INF);
+    }
+    let infinite = |c: &CSet| {
+        c.re.may_be_pos_inf() || c.re.may_be_neg_inf() || c.im.may_be_pos_inf() || c.im.may_be_neg_inf()
+    };
+    match op {
+        O::Add | O::Subtract => {
+            let f = if op == O::Add { arith::add } else { arith::subtract };
+            CSet {
+                re: f(fmt, a.re, b.re, sub),
+                im: f(fmt, a.im, b.im, sub),
+                inf: false,
+            }
+        }
+        O::Multiply => {
+            let m = |x, y| arith::multiply(fmt, x, y, sub);
+            let re = arith::subtract(fmt, m(a.re, b.re), m(a.im, b.im), sub);
+            let im = arith::add(fmt, m(a.re, b.im), m(a.im, b.re), sub);
+            let mut c = CSet { re, im, inf: false };
+            // C leaves the other part of an infinite product unspecified.
+            c.inf = infinite(&c);
+            c
+        }
+        _ => {
+            let Some(u) = ulps else {
+                return CSet::top(Why::UNMODELLED | Why::ULPS);
+            };
+            if !a.is_point() || !b.is_point() {
+                return CSet::top(Why::UNMODELLED | Why::NORMWISE);
+            }
+            let Some(f) = crate::elementwise::complex_binop(op, crate::variant::ComplexMul::Fused)
+            else {
+                return CSet::top(Why::UNMODELLED);
+            };
+            let z = f(
+                num_complex::Complex64::new(a.re.lo, a.im.lo),
+                num_complex::Complex64::new(b.re.lo, b.im.lo),
+            );
+            if z.re.is_nan() && z.im.is_nan() {
+                return CSet {
+                    re: FSet::NAN,
+                    im: FSet::NAN,
+                    inf: true,
+                };
+            }
+            normwise(fmt, z, u)
+        }
+    }
+}
+
+/// Every combination of the values the index operands may take (`None`: more than 64).
+fn index_combinations(sets: &[&Arc<SetArray>]) -> Result<Option<Vec<Vec<Array>>>> {
+    let mut uncertain: Vec<(usize, usize)> = Vec::new();
+    let mut count: u128 = 1;
+    for (j, s) in sets.iter().enumerate() {
+        let v = s.ints()?;
+        for (k, e) in v.iter().enumerate() {
+            if !e.is_point() {
+                uncertain.push((j, k));
+                count = count.saturating_mul(e.count());
+                if count > ENUMERATE {
+                    return Ok(None);
+                }
+            }
+        }
+    }
+    let mut out = Vec::with_capacity(count as usize);
+    let mut pick = vec![0i128; uncertain.len()];
+    loop {
+        let mut arrays = Vec::with_capacity(sets.len());
+        for (j, s) in sets.iter().enumerate() {
+            let v = s.ints()?;
+            let bits: Vec<u128> = v
+                .iter()
+                .enumerate()
+                .map(|(k, e)| {
+                    let off = uncertain
+                        .iter()
+                        .position(|&u| u == (j, k))
+                        .map_or(0, |u| pick[u]);
+                    bits_of_int(s.ty, e.lo + off)
+                })
+                .collect();
+            arrays.push(Array::new(s.ty, s.dims.clone(), from_bits(s.ty, &bits)?));
+        }
+        out.push(arrays);
+        let mut u = 0;
+        loop {
+            if u == uncertain.len() {
+                return Ok(Some(out));
+            }
+            let (j, k) = uncertain[u];
+            pick[u] += 1;
+            if pick[u] < s_len(sets[j].ints()?[k]) {
+                break;
+            }
+            pick[u] = 0;
+            u += 1;
+        }
+    }
+}
+
+/// The instruction with its result retyped to s64 (data movement of indices).
+fn retype(i: &Instruction) -> Instruction {
+    let mut r = i.clone();
+    r.shape = retype_shape(&i.shape);
+    r
+}
+
+fn retype_shape(s: &Shape) -> Shape {
+    match s {
+        Shape::Array(a) => {
+            let mut a = a.clone();
+            a.ty = PrimitiveType::S64;
+            Shape::Array(a)
+        }
+        other => other.clone(),
+    }
+}
+
+fn mark(a: &mut SetArray, w: Why) {
+    match &mut a.elems {
+        Elems::F(v) => v.iter_mut().for_each(|s| s.why |= w),
+        Elems::I(v) => v.iter_mut().for_each(|s| s.why |= w),
+        Elems::C(v) => v.iter_mut().for_each(|s| s.re.why |= w),
+    }
+}
+
+fn mark_value(v: &mut SetValue, w: Why) {
+    match v {
+        SetValue::Array(a) => mark(Arc::make_mut(a), w),
+        SetValue::Tuple(t) => t.iter_mut().for_each(|x| mark_value(x, w)),
+        SetValue::Token => {}
+    }
+}

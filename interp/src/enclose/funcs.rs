@@ -1,0 +1,423 @@
+//! Approximated functions on sets: the exact function's range over the operand's set, widened by
+//! the ulps XLA CPU's approximation is measured to be off ([`super::ulps`]), clamped to what the
+//! function returns exactly (a saturated `tanh` is exactly 1, `exp` is never negative: see
+//! [`crate::variant::exact_result`]).
+
+use super::arith::{operand, result, Ex, F64Ext, Out, Subnormals};
+use super::format::Format;
+use super::set::{le, tmax, tmin, FSet, Why};
+use hlo::{Opcode, PrimitiveType};
+use std::f64::consts::{FRAC_PI_2, PI};
+
+/// How a unary function behaves: the f64 function, its domain, whether it rises or falls, the
+/// range it stays in.
+struct Shape {
+    f: fn(f64) -> f64,
+    /// Inputs outside `[lo, hi]` give NaN.
+    domain: (f64, f64),
+    rising: bool,
+    /// The function's image (its results are clamped to it).
+    image: (f64, f64),
+}
+
+fn shape(op: Opcode) -> Option<Shape> {
+    use Opcode as O;
+    let inf = f64::INFINITY;
+    let all = (-inf, inf);
+    let s = |f, domain, rising, image| Shape {
+        f,
+        domain,
+        rising,
+        image,
+    };
+    Some(match op {
+        O::Exp => s(f64::exp, all, true, (0.0, inf)),
+        O::Expm1 => s(f64::exp_m1, all, true, (-1.0, inf)),
+        O::Log => s(f64::ln, (-0.0, inf), true, all),
+        O::Log1p => s(f64::ln_1p, (-1.0, inf), true, all),
+        O::Logistic => s(crate::elementwise::logistic, all, true, (0.0, 1.0)),
+        O::Tanh => s(f64::tanh, all, true, (-1.0, 1.0)),
+        O::Erf => s(libm::erf, all, true, (-1.0, 1.0)),
+        O::Cbrt => s(f64::cbrt, all, true, all),
+        O::Atan => s(f64::atan, all, true, (-FRAC_PI_2, FRAC_PI_2)),
+        O::Asinh => s(f64::asinh, all, true, all),
+        O::Sinh => s(f64::sinh, all, true, all),
+        O::Asin => s(f64::asin, (-1.0, 1.0), true, (-FRAC_PI_2, FRAC_PI_2)),
+        O::Atanh => s(f64::atanh, (-1.0, 1.0), true, all),
+        O::Acos => s(f64::acos, (-1.0, 1.0), false, (0.0, PI)),
+        O::Acosh => s(f64::acosh, (1.0, inf), true, (0.0, inf)),
+        O::Rsqrt => s(|x| 1.0 / x.sqrt(), (-0.0, inf), false, (0.0, inf)),
+        _ => return None,
+    })
+}
+
+/// `x` widened outward by `n` values of the type on the side `up` (never into infinity), then
+/// clamped to `[lo, hi]`.
+fn widen(fmt: &Format, x: f64, n: u32, up: bool, (lo, hi): (f64, f64)) -> f64 {
+    let r = if up { fmt.up(x.next_up_f64()) } else { fmt.down(x.next_down_f64()) };
+    let v = if r.v.is_finite() {
+        fmt.step(r.v, if up { n as i32 } else { -(n as i32) })
+    } else {
+        r.v
+    };
+    if up {
+        tmin(v, fmt.up(hi).v)
+    } else {
+        tmax(v, fmt.down(lo).v)
+    }
+}
+
+/// `f` at one input `x` (the function's own value at an infinity or where XLA returns it
+/// exactly), widened by `ulps` and clamped to the image, as a set of the type.
+fn at(fmt: &Format, op: Opcode, sh: &Shape, x: f64, ulps: u32) -> FSet {
+    let r = (sh.f)(x);
+    if r.is_nan() {
+        return FSet::NAN;
+    }
+    if x.is_infinite() || (r.is_infinite() && fmt.holds(r)) {
+        return FSet::point(r);
+    }
+    if fmt.holds(r) && crate::variant::exact_result(op, fmt.ty, &[x], r) {
+        return FSet::point(r);
+    }
+    let lo = widen(fmt, r, ulps, false, sh.image);
+    let hi = widen(fmt, r, ulps, true, sh.image);
+    let mut s = FSet::range(tmin(lo, hi), tmax(lo, hi)).because(Why::ULPS);
+    // An approximation may overflow a little early or late.
+    if s.hi >= fmt.max && sh.image.1 == f64::INFINITY {
+        s = s.hull(FSet::point(f64::INFINITY));
+    }
+    if s.lo <= -fmt.max && sh.image.0 == f64::NEG_INFINITY {
+        s = s.hull(FSet::point(f64::NEG_INFINITY));
+    }
+    s
+}
+
+/// A unary approximated function of a float set (`None`: the op is not one).
+pub(crate) fn unary(
+    fmt: &Format,
+    op: Opcode,
+    a: FSet,
+    sub: Subnormals,
+    ulps: u32,
+) -> Option<FSet> {
+    let a = operand(fmt, a, sub);
+    let out = match op {
+        Opcode::Sin | Opcode::Cos => periodic(fmt, op, a, ulps),
+        Opcode::Tan => tan(fmt, a, ulps),
+        Opcode::Cosh => {
+            // Even: cosh of |x|, rising.
+            let m = super::arith::abs(a);
+            monotone(fmt, op, &cosh_shape(), m, ulps)
+        }
+        _ => monotone(fmt, op, &shape(op)?, a, ulps),
+    };
+    Some(result(fmt, out.because(a.why), sub))
+}
+
+fn cosh_shape() -> Shape {
+    Shape {
+        f: f64::cosh,
+        domain: (-0.0, f64::INFINITY),
+        rising: true,
+        image: (1.0, f64::INFINITY),
+    }
+}
+
+fn monotone(fmt: &Format, op: Opcode, sh: &Shape, a: FSet, ulps: u32) -> FSet {
+    let mut out = FSet::EMPTY.with_nan(a.nan);
+    if !a.num {
+        return out;
+    }
+    let (dl, dh) = sh.domain;
+    if !le(dl, a.lo) || !le(a.hi, dh) {
+        // Part of the set lies outside the domain (for a domain starting at -0, a negative
+        // number; -0 itself is in it).
+        let outside_low = a.lo < dl || (dl == 0.0 && a.lo < 0.0);
+        if outside_low || a.hi > dh {
+            out.nan = true;
+        }
+    }
+    let lo = tmax(a.lo, dl);
+    let hi = tmin(a.hi, dh);
+    if !le(lo, hi) {
+        return out;
+    }
+    let (x, y) = if sh.rising { (lo, hi) } else { (hi, lo) };
+    let s = at(fmt, op, sh, x, ulps).hull(at(fmt, op, sh, y, ulps));
+    out.hull(s)
+}
+
+/// sin or cos: the values at the ends, and +-1 where an extremum lies between them; any
+/// value in [-1, 1] over a period or more. An infinity is NaN.
+fn periodic(fmt: &Format, op: Opcode, a: FSet, ulps: u32) -> FSet {
+    let mut out = FSet::EMPTY.with_nan(a.nan);
+    if !a.num {
+        return out;
+    }
+    if a.lo.is_infinite() || a.hi.is_infinite() {
+        out.nan = true;
+    }
+    let unit = FSet::range(-1.0, 1.0).because(Why::ULPS);
+    let (lo, hi) = (a.lo.max(-f64::MAX), a.hi.min(f64::MAX));
+    if !le(lo, hi) {
+        return out;
+    }
+    let f: fn(f64) -> f64 = if op == Opcode::Sin { f64::sin } else { f64::cos };
+    // Beyond this XLA's argument reduction is not measured to be accurate.
+    let limit = super::ulps::periodic_limit(fmt.ty);
+    if hi - lo >= 2.0 * PI || lo.abs() > limit || hi.abs() > limit {
+        return out.hull(unit);
+    }
+    let sh = Shape {
+        f,
+        domain: (f64::NEG_INFINITY, f64::INFINITY),
+        rising: true,
+        image: (-1.0, 1.0),
+    };
+    let mut s = at(fmt, op, &sh, lo, ulps).hull(at(fmt, op, &sh, hi, ulps));
+    // Maxima of sin at pi/2 + 2k pi, minima at -pi/2 + 2k pi; cos: 2k pi and pi + 2k pi.
+    let (max_at, min_at) = if op == Opcode::Sin {
+        (FRAC_PI_2, -FRAC_PI_2)
+    } else {
+        (0.0, PI)
+    };
+    let crosses = |c: f64| {
+        // Is some c + 2k pi within [lo, hi] (with slack for the rounding of k pi)?
+        let k = ((lo - c) / (2.0 * PI)).ceil();
+        let x = c + k * 2.0 * PI;
+        x <= hi + 1e-9 * (1.0 + hi.abs())
+    };
+    if crosses(max_at) {
+        s = s.hull(FSet::point(1.0));
+    }
+    if crosses(min_at) {
+        s = s.hull(FSet::point(-1.0));
+    }
+    out.hull(s)
+}
+
+/// tan: rising between poles; any value where a pole (pi/2 + k pi) may lie in the set.
+fn tan(fmt: &Format, a: FSet, ulps: u32) -> FSet {
+    let mut out = FSet::EMPTY.with_nan(a.nan);
+    if !a.num {
+        return out;
+    }
+    if a.lo.is_infinite() || a.hi.is_infinite() {
+        out.nan = true;
+    }
+    let (lo, hi) = (a.lo.max(-f64::MAX), a.hi.min(f64::MAX));
+    if !le(lo, hi) {
+        return out;
+    }
+    let limit = super::ulps::periodic_limit(fmt.ty);
+    let k = ((lo - FRAC_PI_2) / PI).ceil();
+    let pole = FRAC_PI_2 + k * PI;
+    if hi - lo >= PI || lo.abs() > limit || hi.abs() > limit || pole <= hi + 1e-9 * (1.0 + hi.abs())
+    {
+        return out.hull(FSet::top(Why::ULPS).with_nan(false).because(Why::ULPS));
+    }
+    let sh = Shape {
+        f: f64::tan,
+        domain: (f64::NEG_INFINITY, f64::INFINITY),
+        rising: true,
+        image: (f64::NEG_INFINITY, f64::INFINITY),
+    };
+    out.hull(monotone(fmt, Opcode::Tan, &sh, FSet::range(lo, hi), ulps))
+}
+
+/// `atan2(y, x)`: at points the function's value widened by ulps; over sets the values at the
+/// box's corners, or any angle where the box may hold the origin or reach across the negative
+/// x axis (the branch cut).
+pub(crate) fn atan2(fmt: &Format, y: FSet, x: FSet, sub: Subnormals, ulps: u32) -> FSet {
+    let (y, x) = (operand(fmt, y, sub), operand(fmt, x, sub));
+    let why = y.why | x.why;
+    let mut out = FSet::EMPTY.with_nan(y.nan || x.nan);
+    if !y.num || !x.num {
+        return out.because(why);
+    }
+    let sh = Shape {
+        f: |v| v,
+        domain: (f64::NEG_INFINITY, f64::INFINITY),
+        rising: true,
+        image: (-PI, PI),
+    };
+    let one = |yy: f64, xx: f64| -> FSet {
+        let r = yy.atan2(xx);
+        if fmt.holds(r) && crate::variant::exact_result(Opcode::Atan2, fmt.ty, &[yy, xx], r) {
+            return FSet::point(r);
+        }
+        let mut s = at(fmt, Opcode::Atan2, &sh, r, ulps);
+        // `at` applied the identity: the result itself, widened.
+        s.why |= Why::ULPS;
+        s
+    };
+    let crosses_cut = le(y.lo, 0.0) && le(-0.0, y.hi) && x.lo < 0.0;
+    let holds_origin = y.may_be_zero() && x.may_be_zero();
+    if (crosses_cut && !(y.is_point() && x.is_point())) || (holds_origin && !y.is_point()) {
+        let pi = fmt.up(PI).v;
+        out = out.hull(FSet::range(-pi, pi).because(Why::BRANCH | Why::ULPS));
+    } else {
+        for yy in [y.lo, y.hi] {
+            for xx in [x.lo, x.hi] {
+                out = out.hull(one(yy, xx));
+            }
+        }
+        if x.is_point() && y.is_point() {
+            out = out.hull(one(y.lo, x.lo));
+        }
+    }
+    result(fmt, out.because(why), sub)
+}
+
+/// `pow(x, y)`: at points C's `pow` (its special cases: `pow(x, 0) = 1`, `pow(1, y) = 1`,
+/// negative bases to integer powers only) widened by ulps; over sets the values at the box's
+/// corners and where it crosses x = 1 or y = 0, both signs for negative bases.
+pub(crate) fn power(fmt: &Format, x: FSet, y: FSet, sub: Subnormals, ulps: u32) -> FSet {
+    let (x, y) = (operand(fmt, x, sub), operand(fmt, y, sub));
+    let why = x.why | y.why;
+    let sh = Shape {
+        f: |v| v,
+        domain: (f64::NEG_INFINITY, f64::INFINITY),
+        rising: true,
+        image: (f64::NEG_INFINITY, f64::INFINITY),
+    };
+    let one = |xx: f64, yy: f64| -> FSet {
+        let r = xx.powf(yy);
+        if r.is_nan() {
+            return FSet::NAN;
+        }
+        if fmt.holds(r) && crate::variant::exact_result(Opcode::Power, fmt.ty, &[xx, yy], r) {
+            return FSet::point(r);
+        }
+        if r.is_infinite() || r == 0.0 && (xx == 0.0 || xx.is_infinite() || yy.is_infinite()) {
+            // Exact special values of C's pow.
+            return FSet::point(r);
+        }
+        at(fmt, Opcode::Power, &sh, r, ulps)
+    };
+    let mut out = FSet::EMPTY;
+    // A NaN operand is one more candidate: C's pow gives pow(NaN, 0) = pow(1, NaN) = 1.
+    let mut xs: Vec<f64> = if x.num { vec![x.lo, x.hi] } else { vec![] };
+    let mut ys: Vec<f64> = if y.num { vec![y.lo, y.hi] } else { vec![] };
+    if x.num && y.num && x.is_point() && y.is_point() && !x.nan && !y.nan {
+        return result(fmt, one(x.lo, y.lo).because(why), sub);
+    }
+    if x.nan {
+        xs.push(f64::NAN);
+    }
+    if y.nan {
+        ys.push(f64::NAN);
+    }
+    if x.num && (x.contains(1.0) || (x.lo < 1.0 && x.hi > 1.0)) {
+        xs.push(1.0);
+    }
+    if y.meets(-0.0, 0.0) {
+        ys.push(0.0);
+    }
+    if x.meets(-0.0, 0.0) {
+        xs.push(0.0);
+        xs.push(-0.0);
+    }
+    let negative_base = x.num && x.lo < 0.0;
+    let integer_y = y.is_point() && y.lo.fract() == 0.0;
+    if negative_base && !integer_y {
+        out.nan = true;
+    }
+    for &xx in &xs {
+        for &yy in &ys {
+            let s = one(xx, yy);
+            out = out.hull(s);
+            if negative_base {
+                // A negative base may take either sign (odd and even integer exponents).
+                out = out.hull(super::arith::negate(one(xx.abs(), yy)));
+                out = out.hull(one(xx.abs(), yy));
+            }
+        }
+    }
+    result(fmt, out.because(why | Why::BRANCH), sub)
+}
+
+/// The element type's format for a complex type's parts.
+pub(crate) fn part_type(ty: PrimitiveType) -> PrimitiveType {
+    ty.complex_component().unwrap_or(ty)
+}
+
+/// A point's value `r` (the f64 function at it) widened by `ulps` values of the type, as an
+/// exact range when the function is exact there.
+pub(crate) fn around(fmt: &Format, r: f64, ulps: u32) -> FSet {
+    if r.is_nan() {
+        return FSet::NAN;
+    }
+    let mut o = Out::new(fmt);
+    o.range(Ex::inexact(r), Ex::inexact(r));
+    let s = o.set;
+    if ulps == 0 || !s.num {
+        return s;
+    }
+    FSet::range(fmt.step(s.lo, -(ulps as i32)), fmt.step(s.hi, ulps as i32)).because(Why::ULPS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::format::format;
+    use super::*;
+    use hlo::PrimitiveType as T;
+
+    const NONE: Subnormals = Subnormals {
+        daz: false,
+        ftz: false,
+    };
+
+    #[test]
+    fn monotone_functions_enclose_their_range() {
+        let f = format(T::F32).unwrap();
+        let s = unary(f, Opcode::Exp, FSet::range(0.5, 1.0), NONE, 2).unwrap();
+        assert!(s.contains((0.5f32).exp() as f64) && s.contains(std::f32::consts::E as f64));
+        assert!(!s.contains(3.0) && !s.nan);
+        // exp(0) is exactly 1 on XLA CPU.
+        let s = unary(f, Opcode::Exp, FSet::point(0.0), NONE, 2).unwrap();
+        assert!(s.is_point() && s.lo == 1.0);
+        // tanh saturates at exactly 1.
+        let s = unary(f, Opcode::Tanh, FSet::point(40.0), NONE, 2).unwrap();
+        assert!(s.is_point() && s.lo == 1.0, "{s:?}");
+        let s = unary(f, Opcode::Log, FSet::range(-1.0, 1.0), NONE, 2).unwrap();
+        assert!(s.nan && s.contains(f64::NEG_INFINITY) && s.contains(0.0));
+        let s = unary(f, Opcode::Log, FSet::point(-0.0), NONE, 2).unwrap();
+        assert!(!s.nan && s.contains(f64::NEG_INFINITY));
+        let s = unary(f, Opcode::Rsqrt, FSet::range(4.0, 16.0), NONE, 1).unwrap();
+        assert!(s.contains(0.25) && s.contains(0.5) && !s.contains(0.6));
+    }
+
+    #[test]
+    fn periodic_functions_find_their_extrema() {
+        let f = format(T::F32).unwrap();
+        let s = unary(f, Opcode::Sin, FSet::range(1.0, 2.0), NONE, 1).unwrap();
+        assert!(s.contains(1.0) && s.contains((1.0f64).sin() as f32 as f64));
+        assert!(!s.contains(0.5));
+        let s = unary(f, Opcode::Cos, FSet::range(-0.1, 0.1), NONE, 1).unwrap();
+        assert!(s.contains(1.0));
+        let s = unary(f, Opcode::Tan, FSet::range(1.0, 2.0), NONE, 1).unwrap();
+        assert!(s.contains(f64::INFINITY) && s.contains(-1e10));
+        let s = unary(f, Opcode::Sin, FSet::point(f64::INFINITY), NONE, 1).unwrap();
+        assert!(s.only_nan());
+    }
+
+    #[test]
+    fn power_and_atan2() {
+        let f = format(T::F32).unwrap();
+        let p = |x| FSet::point(x);
+        let s = power(f, p(2.0), p(10.0), NONE, 2);
+        assert!(s.contains(1024.0));
+        let s = power(f, p(f64::NAN), p(0.0), NONE, 2);
+        assert!(s.is_point() && s.lo == 1.0);
+        let s = power(f, p(-2.0), p(0.5), NONE, 2);
+        assert!(s.only_nan());
+        let s = power(f, FSet::range(-2.0, -1.0), p(3.0), NONE, 2);
+        assert!(s.contains(-8.0) && s.contains(-1.0));
+        let s = atan2(f, p(1.0), p(1.0), NONE, 2);
+        assert!(s.contains(std::f32::consts::FRAC_PI_4 as f64) && !s.contains(1.0));
+        let s = atan2(f, FSet::range(-1.0, 1.0), p(-1.0), NONE, 2);
+        assert!(s.contains(PI as f32 as f64) && s.contains(-(PI as f32) as f64));
+    }
+}

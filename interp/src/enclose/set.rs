@@ -1,0 +1,381 @@
+//! The sets an element may take: floats ([`FSet`]), integers and `pred` ([`ISet`]), complex
+//! values ([`CSet`]), each with the freedoms that made it as wide as it is ([`Why`]).
+
+use std::cmp::Ordering;
+
+/// The freedoms that widened a set (bits): what a report names as "the freedom that bounds it".
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Why(pub u16);
+
+impl Why {
+    pub const NONE: Why = Why(0);
+    /// Rounding to the element type at each op (or not, where XLA keeps excess precision).
+    pub const ROUNDING: Why = Why(1);
+    /// The order, blocking and tree shape a reduction, dot or convolution sums in.
+    pub const ORDER: Why = Why(1 << 1);
+    /// A reduction's init value inserted any number of times (XLA assumes it is an identity).
+    pub const INIT: Why = Why(1 << 2);
+    /// Subnormal inputs and results flushed to zero.
+    pub const FLUSH: Why = Why(1 << 3);
+    /// The ulps an approximated function may be off.
+    pub const ULPS: Why = Why(1 << 4);
+    /// A data-dependent op (compare, select, clamp, sort, ...) that may go either way.
+    pub const BRANCH: Why = Why(1 << 5);
+    /// A partial result that may overflow (then meet an infinity or a zero).
+    pub const OVERFLOW: Why = Why(1 << 6);
+    /// The sign and payload of a NaN.
+    pub const NAN_BITS: Why = Why(1 << 7);
+    /// A complex infinity whose other part is unspecified.
+    pub const COMPLEX_INF: Why = Why(1 << 8);
+    /// An op the enclosure does not model: anything of the type.
+    pub const UNMODELLED: Why = Why(1 << 9);
+    /// An index (gather, dynamic-slice, scatter) that may take several values.
+    pub const INDEX: Why = Why(1 << 10);
+    /// Results XLA leaves undefined (a reducer that is not a monoid, ...).
+    pub const UNDEFINED: Why = Why(1 << 11);
+    /// Where a complex function's parts are accurate only relative to its modulus.
+    pub const NORMWISE: Why = Why(1 << 12);
+
+    const NAMES: [(Why, &'static str); 13] = [
+        (Why::ROUNDING, "rounding"),
+        (Why::ORDER, "summation order"),
+        (Why::INIT, "init value multiplicity"),
+        (Why::FLUSH, "flush-to-zero"),
+        (Why::ULPS, "ulps of approximated functions"),
+        (Why::BRANCH, "either outcome of a data-dependent op"),
+        (Why::OVERFLOW, "overflowing partial results"),
+        (Why::NAN_BITS, "NaN sign and payload"),
+        (Why::COMPLEX_INF, "complex infinity"),
+        (Why::UNMODELLED, "an op not modelled"),
+        (Why::INDEX, "an uncertain index"),
+        (Why::UNDEFINED, "a result XLA leaves undefined"),
+        (Why::NORMWISE, "complex rounding relative to the modulus"),
+    ];
+
+    pub fn names(self) -> Vec<&'static str> {
+        Why::NAMES
+            .iter()
+            .filter(|(w, _)| self.0 & w.0 != 0)
+            .map(|(_, n)| *n)
+            .collect()
+    }
+
+    pub fn has(self, w: Why) -> bool {
+        self.0 & w.0 != 0
+    }
+}
+
+impl std::ops::BitOr for Why {
+    type Output = Why;
+    fn bitor(self, o: Why) -> Why {
+        Why(self.0 | o.0)
+    }
+}
+
+impl std::ops::BitOrAssign for Why {
+    fn bitor_assign(&mut self, o: Why) {
+        self.0 |= o.0;
+    }
+}
+
+/// `a <= b` in IEEE's total order of non-NaN values (-0 below +0).
+pub(crate) fn le(a: f64, b: f64) -> bool {
+    a.total_cmp(&b) != Ordering::Greater
+}
+
+/// The lesser of two non-NaN values in total order.
+pub(crate) fn tmin(a: f64, b: f64) -> f64 {
+    if le(a, b) {
+        a
+    } else {
+        b
+    }
+}
+
+/// The greater of two non-NaN values in total order.
+pub(crate) fn tmax(a: f64, b: f64) -> f64 {
+    if le(a, b) {
+        b
+    } else {
+        a
+    }
+}
+
+/// The values a float element may take: the numbers in `[lo, hi]` (total order, so a set can
+/// hold +0 without -0) when `num`, and NaN (of any sign and payload) when `nan`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FSet {
+    pub lo: f64,
+    pub hi: f64,
+    pub num: bool,
+    pub nan: bool,
+    pub why: Why,
+}
+
+impl FSet {
+    /// Exactly `x`.
+    pub fn point(x: f64) -> FSet {
+        if x.is_nan() {
+            return FSet::NAN;
+        }
+        FSet {
+            lo: x,
+            hi: x,
+            num: true,
+            nan: false,
+            why: Why::NONE,
+        }
+    }
+
+    /// Only NaN.
+    pub const NAN: FSet = FSet {
+        lo: 0.0,
+        hi: 0.0,
+        num: false,
+        nan: true,
+        why: Why::NONE,
+    };
+
+    /// Nothing (no value at all: the identity of [`FSet::hull`]).
+    pub const EMPTY: FSet = FSet {
+        lo: 0.0,
+        hi: 0.0,
+        num: false,
+        nan: false,
+        why: Why::NONE,
+    };
+
+    /// Any value, NaN included.
+    pub fn top(why: Why) -> FSet {
+        FSet {
+            lo: f64::NEG_INFINITY,
+            hi: f64::INFINITY,
+            num: true,
+            nan: true,
+            why,
+        }
+    }
+
+    /// The numbers in `[lo, hi]` (no NaN).
+    pub fn range(lo: f64, hi: f64) -> FSet {
+        FSet {
+            lo,
+            hi,
+            num: true,
+            nan: false,
+            why: Why::NONE,
+        }
+    }
+
+    pub fn with_nan(mut self, nan: bool) -> FSet {
+        self.nan |= nan;
+        self
+    }
+
+    pub fn because(mut self, w: Why) -> FSet {
+        self.why |= w;
+        self
+    }
+
+    /// A single number (not NaN).
+    pub fn is_point(&self) -> bool {
+        self.num && !self.nan && self.lo.to_bits() == self.hi.to_bits()
+    }
+
+    /// The smallest set holding both.
+    pub fn hull(self, o: FSet) -> FSet {
+        let (lo, hi, num) = match (self.num, o.num) {
+            (true, true) => (tmin(self.lo, o.lo), tmax(self.hi, o.hi), true),
+            (true, false) => (self.lo, self.hi, true),
+            (false, true) => (o.lo, o.hi, true),
+            (false, false) => (0.0, 0.0, false),
+        };
+        FSet {
+            lo,
+            hi,
+            num,
+            nan: self.nan || o.nan,
+            why: self.why | o.why,
+        }
+    }
+
+    /// Whether `x` is one of the values (NaN: when NaN is).
+    pub fn contains(&self, x: f64) -> bool {
+        if x.is_nan() {
+            return self.nan;
+        }
+        self.num && le(self.lo, x) && le(x, self.hi)
+    }
+
+    /// Whether a number in `[a, b]` (total order) may be a value.
+    pub fn meets(&self, a: f64, b: f64) -> bool {
+        self.num && le(self.lo, b) && le(a, self.hi)
+    }
+
+    pub fn may_be_pos_inf(&self) -> bool {
+        self.num && self.hi == f64::INFINITY
+    }
+
+    pub fn may_be_neg_inf(&self) -> bool {
+        self.num && self.lo == f64::NEG_INFINITY
+    }
+
+    /// Whether a zero (of either sign) may be a value.
+    pub fn may_be_zero(&self) -> bool {
+        self.meets(-0.0, 0.0)
+    }
+
+    /// Whether every value is NaN (and there is one).
+    pub fn only_nan(&self) -> bool {
+        self.nan && !self.num
+    }
+
+    /// The largest magnitude of its numbers (0 when it has none).
+    pub fn max_abs(&self) -> f64 {
+        if !self.num {
+            return 0.0;
+        }
+        self.lo.abs().max(self.hi.abs())
+    }
+
+    /// The smallest magnitude of its numbers (0 when the range holds a zero).
+    pub fn min_abs(&self) -> f64 {
+        if !self.num || self.may_be_zero() {
+            return 0.0;
+        }
+        self.lo.abs().min(self.hi.abs())
+    }
+
+    /// Whether it holds one value of any kind.
+    pub fn is_empty(&self) -> bool {
+        !self.num && !self.nan
+    }
+}
+
+/// The values an integer or `pred` element may take: `lo..=hi` (`pred`: 0 and 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ISet {
+    pub lo: i128,
+    pub hi: i128,
+    pub why: Why,
+}
+
+impl ISet {
+    pub fn point(v: i128) -> ISet {
+        ISet {
+            lo: v,
+            hi: v,
+            why: Why::NONE,
+        }
+    }
+
+    pub fn range(lo: i128, hi: i128) -> ISet {
+        ISet {
+            lo,
+            hi,
+            why: Why::NONE,
+        }
+    }
+
+    pub fn because(mut self, w: Why) -> ISet {
+        self.why |= w;
+        self
+    }
+
+    pub fn is_point(&self) -> bool {
+        self.lo == self.hi
+    }
+
+    pub fn hull(self, o: ISet) -> ISet {
+        ISet {
+            lo: self.lo.min(o.lo),
+            hi: self.hi.max(o.hi),
+            why: self.why | o.why,
+        }
+    }
+
+    pub fn contains(&self, v: i128) -> bool {
+        self.lo <= v && v <= self.hi
+    }
+
+    /// How many values it holds (saturating).
+    pub fn count(&self) -> u128 {
+        (self.hi - self.lo).max(0) as u128 + 1
+    }
+}
+
+/// The values a complex element may take: each part in its set, and, when `inf`, any complex
+/// infinity (a value with an infinite part, whatever its other part, NaN included: C leaves the
+/// other part of an infinite result unspecified).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CSet {
+    pub re: FSet,
+    pub im: FSet,
+    pub inf: bool,
+}
+
+impl CSet {
+    pub fn point(re: f64, im: f64) -> CSet {
+        CSet {
+            re: FSet::point(re),
+            im: FSet::point(im),
+            inf: false,
+        }
+    }
+
+    pub fn top(why: Why) -> CSet {
+        CSet {
+            re: FSet::top(why),
+            im: FSet::top(why),
+            inf: true,
+        }
+    }
+
+    pub fn why(&self) -> Why {
+        self.re.why | self.im.why
+    }
+
+    pub fn hull(self, o: CSet) -> CSet {
+        CSet {
+            re: self.re.hull(o.re),
+            im: self.im.hull(o.im),
+            inf: self.inf || o.inf,
+        }
+    }
+
+    pub fn contains(&self, re: f64, im: f64) -> bool {
+        (self.inf && (re.is_infinite() || im.is_infinite()))
+            || (self.re.contains(re) && self.im.contains(im))
+    }
+
+    pub fn is_point(&self) -> bool {
+        !self.inf && self.re.is_point() && self.im.is_point()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sets_tell_signed_zeros_and_nan_apart() {
+        let z = FSet::point(0.0);
+        assert!(z.contains(0.0) && !z.contains(-0.0) && !z.contains(f64::NAN));
+        let both = FSet::point(-0.0).hull(z);
+        assert!(both.contains(-0.0) && both.contains(0.0) && !both.contains(1e-300));
+        let n = FSet::NAN.hull(FSet::point(2.0));
+        assert!(n.contains(f64::NAN) && n.contains(2.0) && !n.contains(1.0));
+        assert!(FSet::range(-1.0, 1.0).may_be_zero());
+        assert!(!FSet::range(1.0, 2.0).may_be_zero());
+        let c = CSet {
+            inf: true,
+            ..CSet::point(1.0, 2.0)
+        };
+        assert!(c.contains(f64::INFINITY, f64::NAN) && c.contains(1.0, 2.0));
+        assert!(!c.contains(1.0, f64::NAN));
+        assert_eq!(
+            Why(Why::ORDER.0 | Why::ULPS.0).names(),
+            vec!["summation order", "ulps of approximated functions"]
+        );
+    }
+}

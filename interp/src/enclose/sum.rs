@@ -1,0 +1,462 @@
+//! Reductions in any order: the set of results of summing, multiplying or taking the maximum of
+//! terms in any order, blocking and tree shape, with partial results rounded to the accumulation
+//! type or kept wider, products contracted into fused multiply-adds or not (XLA: "the
+//! evaluation order of the reduction function is arbitrary and may be non-deterministic";
+//! tree_reduction_rewriter splits long reductions into blocks, code generation vectorizes and
+//! contracts).
+//!
+//! A sum's error in any order is at most `gamma(n) * sum |x_i|` (`gamma(n) = n u / (1 - n u)`,
+//! `u` the accumulation type's unit roundoff): the classical bound for recursive summation
+//! holds for every tree, since each of the `n - 1` additions rounds a partial sum no larger than
+//! the sum of the magnitudes. A partial sum may overflow when the positive (or negative) terms
+//! alone exceed the largest finite value: then an infinity of that sign is possible, and NaN
+//! when both are.
+
+use super::arith::{parts, F64Ext, Out};
+use super::format::{format, Format};
+use super::set::{FSet, Why};
+use hlo::PrimitiveType;
+
+/// `n u / (1 - n u)`, or infinity when `n u >= 1`.
+pub(crate) fn gamma(n: f64, u: f64) -> f64 {
+    let nu = n * u;
+    if nu >= 1.0 {
+        f64::INFINITY
+    } else {
+        nu / (1.0 - nu)
+    }
+}
+
+/// Neumaier's compensated running sum (the enclosure's own f64 sums of bounds).
+#[derive(Clone, Copy, Debug, Default)]
+struct Kahan {
+    s: f64,
+    c: f64,
+}
+
+impl Kahan {
+    fn add(&mut self, x: f64) {
+        let t = self.s + x;
+        if t.is_finite() {
+            if self.s.abs() >= x.abs() {
+                self.c += (self.s - t) + x;
+            } else {
+                self.c += (x - t) + self.s;
+            }
+        }
+        self.s = t;
+    }
+    fn value(&self) -> f64 {
+        let v = self.s + self.c;
+        if v.is_nan() {
+            self.s
+        } else {
+            v
+        }
+    }
+}
+
+/// The running state of an order-free sum.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct SumAcc {
+    /// Terms with finite numbers.
+    n: f64,
+    lo: Kahan,
+    hi: Kahan,
+    /// Sum of the largest magnitudes (the error bound's base).
+    mag: Kahan,
+    /// Sum of the positive parts (the largest partial sum possible) and of the negative parts.
+    pos: Kahan,
+    neg: Kahan,
+    nan: bool,
+    pinf: bool,
+    ninf: bool,
+    /// A term that is certainly +inf / -inf.
+    pinf_sure: bool,
+    ninf_sure: bool,
+    /// Some term is only NaN.
+    nan_sure: bool,
+    /// Every term so far is a zero (of some sign), and whether each may be -0 / some may be +0.
+    zeros_only: bool,
+    all_neg_zero: bool,
+    any_pos_zero: bool,
+    terms: u64,
+    why: Why,
+}
+
+impl SumAcc {
+    pub fn new() -> SumAcc {
+        SumAcc {
+            zeros_only: true,
+            all_neg_zero: true,
+            ..SumAcc::default()
+        }
+    }
+
+    /// Adds a term (its numbers as exact reals).
+    pub fn add(&mut self, t: FSet) {
+        self.terms += 1;
+        self.why |= t.why;
+        self.nan |= t.nan;
+        if t.only_nan() {
+            self.nan_sure = true;
+        }
+        if !t.num {
+            self.zeros_only = false;
+            self.all_neg_zero = false;
+            return;
+        }
+        let p = parts(&t);
+        self.pinf |= p.pinf;
+        self.ninf |= p.ninf;
+        if p.fin.is_none() {
+            self.pinf_sure |= p.pinf && !t.nan;
+            self.ninf_sure |= p.ninf && !t.nan;
+        }
+        let is_zero = t.lo == 0.0 && t.hi == 0.0;
+        if !is_zero {
+            self.zeros_only = false;
+        }
+        if !t.contains(-0.0) {
+            self.all_neg_zero = false;
+        }
+        if t.contains(0.0) {
+            self.any_pos_zero = true;
+        }
+        if let Some((l, h)) = p.fin {
+            self.n += 1.0;
+            self.lo.add(l);
+            self.hi.add(h);
+            self.mag.add(l.abs().max(h.abs()));
+            self.pos.add(h.max(0.0));
+            self.neg.add(l.min(0.0));
+        }
+    }
+
+    /// A term that may be absent (a window or scatter that may not select it): its set and a
+    /// zero.
+    pub fn add_optional(&mut self, t: FSet) {
+        self.add(t.hull(FSet::point(0.0)).hull(FSet::point(-0.0)));
+    }
+
+    /// The set of results, accumulated in `acc` (the unit roundoff and overflow threshold of the
+    /// narrowest accumulation XLA may use) and rounded to `out`. `wider`: XLA may also
+    /// accumulate in a wider type (excess precision), where partial sums do not overflow.
+    pub fn finish(&self, acc: &Format, out: &Format) -> FSet {
+        let mut o = Out::new(out);
+        let mut why = self.why;
+        if self.terms == 0 {
+            return FSet::point(0.0);
+        }
+        if self.nan || (self.pinf && self.ninf) || self.nan_sure {
+            o.nan();
+        }
+        let pos = self.pos.value();
+        let neg = self.neg.value();
+        // A partial sum of the positive terms alone may reach past the largest finite value of
+        // the accumulation type.
+        let max = acc.max;
+        let p_over = pos >= max;
+        let n_over = neg <= -max;
+        if p_over && n_over {
+            o.nan();
+        }
+        if p_over || n_over {
+            why |= Why::OVERFLOW;
+        }
+        let sure_nan =
+            self.nan_sure || (self.pinf_sure && self.ninf) || (self.ninf_sure && self.pinf);
+        if sure_nan {
+            return o.done(why);
+        }
+        if self.pinf || p_over {
+            o.value(f64::INFINITY);
+        }
+        if self.ninf || n_over {
+            o.value(f64::NEG_INFINITY);
+        }
+        if self.pinf_sure || self.ninf_sure {
+            // An infinite term that nothing can cancel: the sum is that infinity (or NaN).
+            return o.done(why);
+        }
+        if self.n > 0.0 {
+            if self.zeros_only {
+                if self.all_neg_zero {
+                    o.value(-0.0);
+                }
+                if self.any_pos_zero || !self.all_neg_zero {
+                    o.value(0.0);
+                }
+            } else {
+                let steps = (self.n - 1.0).max(0.0);
+                let e = (gamma(steps, acc.unit_roundoff())
+                    + gamma(self.n + 1.0, f64::EPSILON / 2.0))
+                    * self.mag.value();
+                if e > 0.0 {
+                    why |= Why::ORDER;
+                }
+                let lo = (self.lo.value() - e).next_down_f64();
+                let hi = (self.hi.value() + e).next_up_f64();
+                let (l, h) = if e == 0.0 {
+                    (self.lo.value(), self.hi.value())
+                } else {
+                    (lo, hi)
+                };
+                o.range(
+                    super::arith::Ex::exact(if l.is_nan() { f64::NEG_INFINITY } else { l }),
+                    super::arith::Ex::exact(if h.is_nan() { f64::INFINITY } else { h }),
+                );
+            }
+        }
+        o.done(why)
+    }
+}
+
+/// The running state of an order-free product, on magnitudes in log2 and signs.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct ProdAcc {
+    n: f64,
+    /// Sums of log2 of the smallest and largest magnitudes (-inf: a term may be 0; +inf: a term
+    /// may be infinite).
+    log_lo: f64,
+    log_hi: f64,
+    /// Sums of log2 of the largest magnitudes above 1 (the largest partial product) and of the
+    /// smallest below 1 (the smallest).
+    log_big: f64,
+    log_small: f64,
+    neg_sure: u64,
+    sign_free: bool,
+    nan: bool,
+    nan_sure: bool,
+    zero_possible: bool,
+    zero_sure: bool,
+    inf_possible: bool,
+    inf_sure: bool,
+    why: Why,
+}
+
+impl ProdAcc {
+    pub fn add(&mut self, t: FSet) {
+        self.why |= t.why;
+        self.nan |= t.nan;
+        if !t.num {
+            self.nan_sure |= t.only_nan();
+            return;
+        }
+        self.n += 1.0;
+        let (lo, hi) = (t.min_abs(), t.max_abs());
+        let l2 = |x: f64| {
+            if x == 0.0 {
+                f64::NEG_INFINITY
+            } else {
+                x.log2()
+            }
+        };
+        self.log_lo += l2(lo);
+        self.log_hi += l2(hi);
+        if hi > 1.0 {
+            self.log_big += l2(hi);
+        }
+        if lo < 1.0 {
+            self.log_small += l2(lo);
+        }
+        let neg = t.meets(f64::NEG_INFINITY, -0.0);
+        let pos = t.meets(0.0, f64::INFINITY);
+        if neg && pos {
+            self.sign_free = true;
+        } else if neg {
+            self.neg_sure += 1;
+        }
+        if t.may_be_zero() {
+            self.zero_possible = true;
+            self.zero_sure |= t.lo == 0.0 && t.hi == 0.0 && !t.nan;
+        }
+        if t.max_abs() == f64::INFINITY {
+            self.inf_possible = true;
+            self.inf_sure |= t.min_abs() == f64::INFINITY && !t.nan;
+        }
+    }
+
+    pub fn finish(&self, acc: &Format, out: &Format) -> FSet {
+        let mut why = self.why;
+        let mut o = Out::new(out);
+        if self.n == 0.0 {
+            return if self.nan { FSet::NAN } else { FSet::point(1.0) }.because(why);
+        }
+        if self.nan || self.nan_sure {
+            o.nan();
+        }
+        if self.nan_sure || (self.zero_sure && self.inf_sure) {
+            return o.done(why);
+        }
+        let log_max = acc.max.log2();
+        let log_min = acc.smallest_positive().log2() - 1.0;
+        let over = self.log_big >= log_max || self.inf_possible;
+        let under = self.log_small <= log_min || self.zero_possible;
+        if over && under {
+            // An overflowed partial product meets an underflowed (or zero) one.
+            o.nan();
+        }
+        if self.log_big >= log_max || self.log_small <= log_min {
+            why |= Why::OVERFLOW;
+        }
+        let signs: &[f64] = if self.sign_free {
+            &[1.0, -1.0]
+        } else if self.neg_sure % 2 == 1 {
+            &[-1.0]
+        } else {
+            &[1.0]
+        };
+        let rel = gamma(self.n, acc.unit_roundoff()) + gamma(2.0 * self.n, f64::EPSILON);
+        let mag = |l: f64, up: bool| -> f64 {
+            if l == f64::NEG_INFINITY {
+                return 0.0;
+            }
+            if l >= 1100.0 {
+                return f64::INFINITY;
+            }
+            if l <= -1100.0 {
+                return 0.0;
+            }
+            let v = l.exp2();
+            if up {
+                (v * (1.0 + rel) * (1.0 + 1e-12)).next_up_f64()
+            } else {
+                (v * (1.0 - rel) * (1.0 - 1e-12)).next_down_f64().max(0.0)
+            }
+        };
+        let (lo, hi) = (mag(self.log_lo, false), mag(self.log_hi, true));
+        if lo.is_finite() || hi.is_finite() {
+            why |= Why::ORDER;
+        }
+        for &s in signs {
+            let (a, b) = if s > 0.0 { (lo, hi) } else { (-hi, -lo) };
+            let zero_lo = if s > 0.0 { 0.0 } else { -0.0 };
+            let (a, b) = (if a == 0.0 { zero_lo } else { a }, if b == 0.0 { zero_lo } else { b });
+            o.range(super::arith::Ex::exact(a), super::arith::Ex::exact(b));
+            if over {
+                o.value(f64::INFINITY * s);
+            }
+            if under {
+                o.value(zero_lo);
+            }
+        }
+        o.done(why)
+    }
+}
+
+/// The running state of an order-free `maximum` or `minimum` (NaN-propagating): exact in any
+/// order, but a zero of either sign may win over the other.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct MaxAcc {
+    pub max: bool,
+    set: FSet,
+    nan_sure: bool,
+    any: bool,
+    why: Why,
+}
+
+impl MaxAcc {
+    pub fn new(max: bool) -> MaxAcc {
+        MaxAcc {
+            max,
+            set: FSet::EMPTY,
+            nan_sure: false,
+            any: false,
+            why: Why::NONE,
+        }
+    }
+
+    pub fn add(&mut self, t: FSet) {
+        self.why |= t.why;
+        self.nan_sure |= t.only_nan();
+        if !self.any {
+            self.set = t;
+            self.any = true;
+            return;
+        }
+        self.set = super::arith::max_min(self.set, t, self.max);
+    }
+
+    pub fn finish(&self) -> FSet {
+        if self.nan_sure {
+            return FSet::NAN.because(self.why);
+        }
+        self.set.because(self.why)
+    }
+}
+
+/// The accumulation format of a reduction of `ty`: the element type's own (its partial results
+/// may be rounded to it, the narrowest XLA uses).
+pub(crate) fn accumulation(ty: PrimitiveType) -> &'static Format {
+    format(ty).unwrap_or_else(|| format(PrimitiveType::F64).expect("f64"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hlo::PrimitiveType as T;
+
+    fn sum(terms: &[FSet], ty: T) -> FSet {
+        let mut a = SumAcc::new();
+        for &t in terms {
+            a.add(t);
+        }
+        a.finish(accumulation(ty), accumulation(ty))
+    }
+
+    #[test]
+    fn sums_cover_every_order() {
+        let p = FSet::point;
+        // 1e8 + 1 - 1e8 in f32: 0 or 1 (or close) depending on the order.
+        let s = sum(&[p(1e8), p(1.0), p(-1e8)], T::F32);
+        assert!(s.contains(0.0) && s.contains(1.0), "{s:?}");
+        // Exact small integers stay tight.
+        let s = sum(&[p(1.0), p(2.0), p(3.0)], T::F32);
+        assert!(s.contains(6.0) && !s.contains(6.01) && !s.contains(5.99));
+        // Zeros keep their sign only when every term is -0.
+        let s = sum(&[p(-0.0), p(-0.0)], T::F32);
+        assert!(s.contains(-0.0) && !s.contains(0.0));
+        let s = sum(&[p(-0.0), p(0.0)], T::F32);
+        assert!(s.contains(0.0) && !s.contains(-0.0));
+        // NaN is certain when a term is NaN.
+        let s = sum(&[p(1.0), FSet::NAN], T::F32);
+        assert!(s.only_nan());
+        // Overflow of both signs: NaN possible, infinities possible, the finite value too.
+        let s = sum(&[p(3e38), p(3e38), p(-3e38), p(-3e38)], T::F32);
+        assert!(s.nan && s.contains(f64::INFINITY) && s.contains(f64::NEG_INFINITY));
+        assert!(s.contains(0.0));
+        // +inf and no -inf: +inf is certain.
+        let s = sum(&[p(f64::INFINITY), p(-5.0)], T::F32);
+        assert!(!s.nan && s.is_point() && s.lo == f64::INFINITY);
+    }
+
+    #[test]
+    fn products_cover_overflow_meeting_zero() {
+        let p = FSet::point;
+        let mut a = ProdAcc::default();
+        for t in [p(-4.3), p(-3.4e38), p(0.0), p(2.0)] {
+            a.add(t);
+        }
+        let s = a.finish(accumulation(T::F32), accumulation(T::F32));
+        assert!(s.nan && s.contains(0.0), "{s:?}");
+        let mut a = ProdAcc::default();
+        for t in [p(2.0), p(3.0), p(-0.5)] {
+            a.add(t);
+        }
+        let s = a.finish(accumulation(T::F32), accumulation(T::F32));
+        assert!(s.contains(-3.0) && !s.contains(3.0) && !s.nan, "{s:?}");
+    }
+
+    #[test]
+    fn max_is_exact_and_propagates_nan() {
+        let mut m = MaxAcc::new(true);
+        for t in [FSet::point(1.0), FSet::point(5.0), FSet::range(2.0, 3.0)] {
+            m.add(t);
+        }
+        let s = m.finish();
+        assert!(s.is_point() && s.lo == 5.0);
+        m.add(FSet::NAN);
+        assert!(m.finish().only_nan());
+    }
+}
