@@ -435,11 +435,7 @@ pub(crate) fn reduce_groups(i: &Instruction, in_dims: &[usize]) -> Result<(Group
 
 /// For a window op: the positions (row-major in the operand) each output element's window
 /// covers, skipping padding and base-dilation holes.
-pub(crate) fn window_groups(
-    i: &Instruction,
-    in_dims: &[usize],
-    out_d: &[usize],
-) -> Result<Groups> {
+pub(crate) fn window_groups(i: &Instruction, in_dims: &[usize], out_d: &[usize]) -> Result<Groups> {
     let w = i.window().ok_or_else(|| invalid("missing window"))?;
     if w.dims.len() != in_dims.len() || out_d.len() != in_dims.len() {
         return Err(invalid("window rank differs from operand rank"));

@@ -560,6 +560,9 @@ pub fn adjust(op: Opcode, args: &[&Array], a: Array, v: &Variant) -> Result<Arra
                     }
                 }
                 *out = adjust_bits(comp, width, x, nan_sign, if normwise { 0 } else { nudge });
+                if !a.ty.is_complex() {
+                    *out = within_image(op, comp, *out);
+                }
             }
             if normwise && nudge != 0 {
                 part = nudge_normwise(comp, width, part, nudge);
@@ -569,6 +572,28 @@ pub fn adjust(op: Opcode, args: &[&Array], a: Array, v: &Variant) -> Result<Arra
         .collect();
     let buf: Buffer = from_bits(a.ty, &out)?;
     Ok(Array::new(a.ty, a.dims, buf))
+}
+
+/// A nudged result kept within its function's image: `tanh`, `erf`, `sin` and `cos` never
+/// leave [-1, 1], `logistic` [0, 1], `exp` and `expm1` stay above 0 and -1 (a nudge past the
+/// bound is no implementation's result).
+fn within_image(op: Opcode, ty: PrimitiveType, bits: u128) -> u128 {
+    let (lo, hi) = match op {
+        Opcode::Tanh | Opcode::Erf | Opcode::Sin | Opcode::Cos => (-1.0, 1.0),
+        Opcode::Logistic => (0.0, 1.0),
+        Opcode::Exp => (0.0, f64::INFINITY),
+        Opcode::Expm1 => (-1.0, f64::INFINITY),
+        _ => return bits,
+    };
+    let v = value_of(ty, bits);
+    if v.is_nan() || (lo..=hi).contains(&v) {
+        return bits;
+    }
+    let b = v.clamp(lo, hi);
+    let a = Array::new(PrimitiveType::F64, vec![1], Buffer::F64(vec![b]));
+    crate::convert::convert(&a, ty)
+        .map(|c| to_bits(&c.buf)[0])
+        .unwrap_or(bits)
 }
 
 fn value_of(ty: PrimitiveType, bits: u128) -> f64 {

@@ -140,7 +140,7 @@ impl BucketSignature {
             .unwrap_or_default();
         let first_line = normalize_message(verdict.message.lines().next().unwrap_or(""));
         let (symptom_class, culprit, message) = match verdict.kind {
-            VerdictKind::Mismatch | VerdictKind::Nondeterministic => {
+            VerdictKind::Mismatch | VerdictKind::Nondeterministic | VerdictKind::Unproven => {
                 let first = verdict.comparison.as_ref().and_then(|c| {
                     let out = verdict.mismatched_outputs.first().copied()?;
                     c.outputs.get(out)
@@ -225,6 +225,7 @@ impl BucketSignature {
                 _ => "wrong value".to_string(),
             },
             VerdictKind::Nondeterministic => "differs between runs".to_string(),
+            VerdictKind::Unproven => "a difference inside the legitimate results".to_string(),
             VerdictKind::Crash => format!("{} at {}", self.symptom, self.culprit),
             VerdictKind::Rejected => format!("valid module rejected at {}", self.culprit),
             VerdictKind::Timeout => format!("hangs at {}", self.culprit),

@@ -284,7 +284,7 @@ impl Signature {
     /// The signature of a finding. `module` gives the op pattern of a mismatching output.
     pub fn of(verdict: &Verdict, module: Option<&Module>) -> Signature {
         let detail = match verdict.kind {
-            VerdictKind::Mismatch | VerdictKind::Nondeterministic => {
+            VerdictKind::Mismatch | VerdictKind::Nondeterministic | VerdictKind::Unproven => {
                 let out = verdict.mismatched_outputs.first().copied().unwrap_or(0);
                 let ty = verdict
                     .comparison

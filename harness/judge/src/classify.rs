@@ -35,10 +35,14 @@ pub enum VerdictKind {
     Rejected,
     Unsupported,
     Nondeterministic,
+    /// A difference beyond the tolerance whose every element lies inside the results a
+    /// legitimate implementation may return, yet no single implementation choice reproduces
+    /// it: not a bug the judge can prove (reported apart, never a finding).
+    Unproven,
 }
 
 impl VerdictKind {
-    pub const ALL: [VerdictKind; 7] = [
+    pub const ALL: [VerdictKind; 8] = [
         VerdictKind::Match,
         VerdictKind::Mismatch,
         VerdictKind::Crash,
@@ -46,6 +50,7 @@ impl VerdictKind {
         VerdictKind::Rejected,
         VerdictKind::Unsupported,
         VerdictKind::Nondeterministic,
+        VerdictKind::Unproven,
     ];
 
     pub fn name(self) -> &'static str {
@@ -57,12 +62,22 @@ impl VerdictKind {
             VerdictKind::Rejected => "rejected",
             VerdictKind::Unsupported => "unsupported",
             VerdictKind::Nondeterministic => "nondeterministic",
+            VerdictKind::Unproven => "unproven",
         }
+    }
+
+    /// Whether the backends agree as far as the judge can prove: a match, or a difference
+    /// inside the legitimate results (`unproven`).
+    pub fn agrees(self) -> bool {
+        matches!(self, VerdictKind::Match | VerdictKind::Unproven)
     }
 
     /// Whether this verdict is a finding (something to store and report).
     pub fn is_finding(self) -> bool {
-        !matches!(self, VerdictKind::Match | VerdictKind::Unsupported)
+        !matches!(
+            self,
+            VerdictKind::Match | VerdictKind::Unsupported | VerdictKind::Unproven
+        )
     }
 }
 
@@ -118,6 +133,10 @@ pub struct Verdict {
     /// On a match that an allowed implementation choice explains: which, and what it excused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub explained: Option<crate::judge::Explanation>,
+    /// On a mismatch or an unproven difference: what the set of legitimate results
+    /// established (the elements outside it, or that every differing one is inside).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proof: Option<crate::proof::Proof>,
 }
 
 impl Verdict {
@@ -133,6 +152,7 @@ impl Verdict {
             comparison: None,
             vote: None,
             explained: None,
+            proof: None,
         }
     }
 

@@ -299,10 +299,28 @@ pub fn compare_leaves(
         .enumerate()
         .map(|(i, (e, a))| {
             let hint = tol.hints.get(i).cloned().unwrap_or_default();
-            compare_array(i, e, a, &hint, tol)
+            compare_array(i, e, a, &hint, tol, &mut None)
         })
         .collect();
     Comparison { structure, outputs }
+}
+
+/// The flat indices of the elements of output `leaf` that differ from the oracle's beyond the
+/// tolerance; `None` when they cannot be told apart one by one (the shapes differ, or the
+/// output is compared as the float a `bitcast-convert` of it holds).
+pub fn failing_elements(
+    leaf: usize,
+    expected: &ArrayLiteral,
+    actual: &ArrayLiteral,
+    tol: &Tolerance,
+) -> Option<Vec<usize>> {
+    let hint = tol.hints.get(leaf).cloned().unwrap_or_default();
+    let mut failing = Some(Vec::new());
+    let oc = compare_array(leaf, expected, actual, &hint, tol, &mut failing);
+    if oc.structure.is_some() {
+        return None;
+    }
+    failing
 }
 
 fn dims_text(d: &[i64]) -> String {
@@ -598,12 +616,15 @@ fn reinterpret(l: &ArrayLiteral, ty: PrimitiveType) -> Option<ArrayLiteral> {
     ArrayLiteral::from_bytes(ty, vec![(l.data.len() / size) as i64], l.data.clone()).ok()
 }
 
+/// `failing`, when given, collects the flat index of every element that differs (and is set to
+/// `None` where indices are not the elements').
 fn compare_array(
     output: usize,
     e: &ArrayLiteral,
     a: &ArrayLiteral,
     hint: &ToleranceHint,
     tol: &Tolerance,
+    failing: &mut Option<Vec<usize>>,
 ) -> OutputComparison {
     if let Some(f) = hint.bitcast_of.filter(|f| *f != e.ty && e.ty == a.ty) {
         if e.ty.bit_width() % 8 == 0 {
@@ -613,7 +634,8 @@ fn compare_array(
                     ..hint.clone()
                 };
                 // Indices are the float value's (flat); the bits agree exactly where it does.
-                return compare_array(output, &ef, &af, &inner, tol);
+                *failing = None;
+                return compare_array(output, &ef, &af, &inner, tol, &mut None);
             }
         }
     }
@@ -730,6 +752,9 @@ fn compare_array(
             }
             if !all_ok {
                 oc.mismatched_elements += 1;
+                if let Some(f) = failing.as_mut() {
+                    f.push(i);
+                }
                 let j = worst_j.expect("a failing part");
                 let badness = if j.rel.is_finite() { j.rel } else { f64::MAX };
                 push_worst(&mut bad, tol.max_reported, badness, || ElementMismatch {
@@ -754,6 +779,9 @@ fn compare_array(
             let (x, y) = (e.get(i), a.get(i));
             if x != y {
                 oc.mismatched_elements += 1;
+                if let Some(f) = failing.as_mut() {
+                    f.push(i);
+                }
                 let abs = int_diff(x, y);
                 oc.max_abs_err = oc.max_abs_err.max(abs);
                 push_worst(&mut bad, tol.max_reported, abs, || ElementMismatch {

@@ -5,9 +5,13 @@
 //! 1. the classifier ([`crate::classify::classify`]) on the outcomes, with the reruns the caller
 //!    already has; under [`Policy::rerun`] a backend whose result is part of a finding and that
 //!    has no rerun yet is run once more with a fresh compile (nondeterminism);
-//! 2. a mismatch that an implementation choice XLA is free to make explains
-//!    ([`crate::choices::explain_by_allowed_choices`]) is a match, with an [`Explanation`] that
-//!    says which choice and how large the output difference it excused is;
+//! 2. the arbiter ([`crate::proof::prove`]): a difference beyond the tolerance stays a mismatch
+//!    only when some differing element lies outside the set of results a legitimate
+//!    implementation returns (the oracle's enclosure, under all of XLA's freedoms at once); the
+//!    verdict carries that proof. Otherwise a single implementation choice XLA is free to make
+//!    that reproduces XLA's result ([`crate::choices::explain_by_allowed_choices`]) makes it a
+//!    match with an [`Explanation`] naming the choice; without one the verdict is `unproven`
+//!    (inside the set, no single variant reproduces it: never a finding);
 //! 3. under [`Policy::vote`] the voter runs the module reduced to the differing outputs and labels
 //!    the mismatch (`xla`, `oracle`, `undecided`);
 //! 4. under [`Policy::equivalent_forms`] a mismatch not labelled `xla` is tried in equivalent
@@ -189,21 +193,54 @@ impl<'a> Judge<'a> {
             }
         }
         if verdict.kind == VerdictKind::Mismatch && self.policy.allowed_choices {
-            if let Some(mut v) = explain_by_allowed_choices(
-                &self.oracle,
-                t.module,
-                t.inputs,
-                t.outcomes,
-                t.tolerance,
-            ) {
-                if let Some(c) = &verdict.comparison {
-                    v.explained = Some(Explanation::of(&v, c));
+            let proof = t
+                .outcomes
+                .iter()
+                .find(|(n, _)| n == engine::ORACLE)
+                .and_then(|(_, o)| o.as_ok())
+                .map(|oracle| {
+                    crate::proof::prove(t.module, t.inputs, oracle, t.outcomes, t.tolerance)
+                });
+            match proof {
+                Some(p) if p.proves() => {
+                    verdict.message = format!("{}; {}", verdict.message, p.summary());
+                    verdict.proof = Some(p);
                 }
-                return Judgement {
-                    verdict: v,
-                    reruns: made,
-                    voter: None,
-                };
+                proof => {
+                    if let Some(mut v) = explain_by_allowed_choices(
+                        &self.oracle,
+                        t.module,
+                        t.inputs,
+                        t.outcomes,
+                        t.tolerance,
+                    ) {
+                        if let Some(c) = &verdict.comparison {
+                            v.explained = Some(Explanation::of(&v, c));
+                        }
+                        v.proof = proof;
+                        return Judgement {
+                            verdict: v,
+                            reruns: made,
+                            voter: None,
+                        };
+                    }
+                    verdict.kind = VerdictKind::Unproven;
+                    verdict.label = None;
+                    verdict.message = match &proof {
+                        Some(p) => format!(
+                            "{}; {}; no single implementation choice reproduces it",
+                            verdict.message,
+                            p.summary()
+                        ),
+                        None => format!("{}; the oracle gave no result", verdict.message),
+                    };
+                    verdict.proof = proof;
+                    return Judgement {
+                        verdict,
+                        reruns: made,
+                        voter: None,
+                    };
+                }
             }
         }
         let mut voter = None;

@@ -36,7 +36,7 @@ use engine::ORACLE;
 use hlo::dump::{DumpModule, PassStep};
 use hlo::{Literal, Module};
 use judge::compare::Tolerance;
-use judge::{Judge, Trial, Verdict, VerdictKind};
+use judge::{Judge, Trial, Verdict};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -1291,7 +1291,7 @@ fn dumped_module(dump_dir: &Path) -> Result<DumpModule, BisectError> {
 }
 
 fn agrees(v: &Verdict) -> bool {
-    v.kind == VerdictKind::Match
+    v.kind.agrees()
 }
 
 /// What every comparison is against: the oracle's result on `before_optimizations`, the

@@ -15,7 +15,7 @@ use crate::minimize::predicate::interp_outcome;
 use engine::backend::{Backend, Outcome, RunOptions};
 use engine::ORACLE;
 use hlo::{Attr, CompId, Computation, Instruction, Literal, Module, Opcode, Shape};
-use judge::{Judge, Trial, VerdictKind};
+use judge::{Judge, Trial};
 use serde::Serialize;
 use std::collections::BTreeSet;
 
@@ -476,7 +476,7 @@ fn run_kernel(
                 })
                 .verdict;
             let act = Some(crate::bisect::short_literal(&got.result()));
-            if v.kind == VerdictKind::Match {
+            if v.kind.agrees() {
                 ("agrees".into(), String::new(), exp_text, act)
             } else {
                 let note = v

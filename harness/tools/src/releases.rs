@@ -471,7 +471,7 @@ impl Symptom {
     pub fn of(v: &Verdict) -> Option<Symptom> {
         let staged = |v: &Verdict| v.stage.map(|s| s.name().to_string());
         match v.kind {
-            VerdictKind::Match | VerdictKind::Unsupported => None,
+            VerdictKind::Match | VerdictKind::Unsupported | VerdictKind::Unproven => None,
             VerdictKind::Mismatch | VerdictKind::Nondeterministic => Some(Symptom {
                 kind: "mismatch".into(),
                 stage: None,

@@ -7,7 +7,7 @@ use engine::worker::{Platform, WorkerBackend, WorkerConfig};
 use engine::{ORACLE, VOTER};
 use hlo::Literal;
 use judge::compare::Tolerance;
-use judge::{Judge, Trial, VerdictKind};
+use judge::{Judge, Trial};
 
 /// What `--repeat N` saw on one backend.
 #[derive(Clone, Debug, Default, serde::Serialize)]
@@ -74,7 +74,7 @@ pub fn repeat_runs(
                 tolerance: tol,
             })
             .verdict;
-        rep.disagree_with_oracle += usize::from(v.kind != VerdictKind::Match);
+        rep.disagree_with_oracle += usize::from(!v.kind.agrees());
     }
     rep
 }

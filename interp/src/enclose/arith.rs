@@ -136,8 +136,8 @@ pub(crate) fn sqrt_ex(x: f64) -> Ex {
     }
 }
 
-/// The parts of a set: its negative infinity, its finite reals (bounds possibly unbounded) and
-/// its positive infinity.
+/// The parts of a set: its negative infinity, the extent of its real pieces (bounds possibly
+/// unbounded) and its positive infinity.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Parts {
     pub ninf: bool,
@@ -146,19 +146,21 @@ pub(crate) struct Parts {
 }
 
 pub(crate) fn parts(s: &FSet) -> Parts {
-    if !s.num {
-        return Parts {
-            ninf: false,
-            fin: None,
-            pinf: false,
-        };
-    }
-    let only_inf = s.lo.to_bits() == s.hi.to_bits() && s.lo.is_infinite();
+    let r = s.reals();
+    let fin = r
+        .iter()
+        .map(|x| x.0)
+        .reduce(tmin)
+        .zip(r.iter().map(|x| x.1).reduce(tmax));
     Parts {
-        ninf: s.lo == f64::NEG_INFINITY,
-        fin: (!only_inf).then_some((s.lo, s.hi)),
-        pinf: s.hi == f64::INFINITY,
+        ninf: s.ninf,
+        fin,
+        pinf: s.pinf,
     }
+}
+
+fn is_inf(p: (f64, f64)) -> bool {
+    p.0 == p.1 && p.0.is_infinite()
 }
 
 /// A result being built: the hull of the values added to it.
@@ -175,19 +177,31 @@ impl<'f> Out<'f> {
         }
     }
 
+    /// An exact value, as the type holds it (a zero or an infinity the type lacks is NaN, a
+    /// value between its neighbours either of them).
     pub fn value(&mut self, x: f64) {
-        self.set = self.set.hull(FSet::point(x));
+        if x.is_nan() {
+            return self.nan();
+        }
+        if x.is_infinite() && !self.fmt.has_inf {
+            return self.nan();
+        }
+        if x.is_infinite() || self.fmt.holds(x) {
+            self.set = self.set.hull(FSet::point(x));
+        } else {
+            self.range(Ex::exact(x), Ex::exact(x));
+        }
     }
 
     pub fn nan(&mut self) {
-        self.set.nan = true;
+        self.set = self.set.with_nan(true);
     }
 
     /// The reals between two exact values, rounded outward to the type.
     pub fn range(&mut self, lo: Ex, hi: Ex) {
         let (d, u) = (self.fmt.down2(lo.r, lo.e), self.fmt.up2(hi.r, hi.e));
         if d.nan || u.nan {
-            self.set.nan = true;
+            self.nan();
         }
         let (a, b) = (d.v, u.v);
         if a.is_nan() || b.is_nan() {
@@ -293,64 +307,72 @@ fn why2(a: &FSet, b: &FSet) -> Why {
     a.why | b.why
 }
 
-/// IEEE `a + b`.
+/// IEEE `a + b`, piece by piece.
 pub(crate) fn add(fmt: &Format, a: FSet, b: FSet, sub: Subnormals) -> FSet {
     let (a, b) = (operand(fmt, a, sub), operand(fmt, b, sub));
-    let (pa, pb) = (parts(&a), parts(&b));
     let mut out = Out::new(fmt);
-    if a.nan || b.nan || (pa.ninf && pb.pinf) || (pa.pinf && pb.ninf) {
+    if a.nan || b.nan {
         out.nan();
     }
-    let fin_a = pa.fin.is_some();
-    let fin_b = pb.fin.is_some();
-    if (pa.ninf && (pb.ninf || fin_b)) || (pb.ninf && fin_a) {
-        out.value(f64::NEG_INFINITY);
-    }
-    if (pa.pinf && (pb.pinf || fin_b)) || (pb.pinf && fin_a) {
-        out.value(f64::INFINITY);
-    }
-    if let (Some((al, ah)), Some((bl, bh))) = (pa.fin, pb.fin) {
-        let mut lo = add_ex(al, bl);
-        let mut hi = add_ex(ah, bh);
-        // An exact zero sum is -0 only when both addends are -0.
-        if lo.r == 0.0 && lo.e == 0.0 {
-            let neg = a.contains(-0.0) && b.contains(-0.0);
-            lo.r = if neg { -0.0 } else { 0.0 };
+    for pa in a.pieces() {
+        for pb in b.pieces() {
+            match (is_inf(pa), is_inf(pb)) {
+                (true, true) if pa.0 != pb.0 => out.nan(),
+                (true, _) => out.value(pa.0),
+                (_, true) => out.value(pb.0),
+                _ => {
+                    let (al, ah) = pa;
+                    let (bl, bh) = pb;
+                    let mut lo = add_ex(al, bl);
+                    let mut hi = add_ex(ah, bh);
+                    // An exact zero sum is -0 only when both addends are -0.
+                    let neg0 = |x: f64| x.to_bits() == (-0.0f64).to_bits();
+                    if lo.r == 0.0 && lo.e == 0.0 {
+                        lo.r = if neg0(al) && neg0(bl) { -0.0 } else { 0.0 };
+                    }
+                    if hi.r == 0.0 && hi.e == 0.0 {
+                        hi.r = if neg0(ah) && neg0(bh) { -0.0 } else { 0.0 };
+                    }
+                    out.range(lo, hi);
+                }
+            }
         }
-        if hi.r == 0.0 && hi.e == 0.0 {
-            let pos = !(ah.to_bits() == (-0.0f64).to_bits() && bh.to_bits() == (-0.0f64).to_bits());
-            hi.r = if pos { 0.0 } else { -0.0 };
-        }
-        out.range(lo, hi);
     }
     result(fmt, out.done(why2(&a, &b)), sub)
 }
 
+/// `-s`: negate flips the sign bit, a NaN's included.
 pub(crate) fn negate(s: FSet) -> FSet {
-    if !s.num {
-        return s;
-    }
     FSet {
         lo: -s.hi,
         hi: -s.lo,
+        nzero: s.pzero,
+        pzero: s.nzero,
+        ninf: s.pinf,
+        pinf: s.ninf,
+        nan_sign: s.nan_sign.map(|n| !n),
         ..s
     }
 }
 
+/// `|s|`: abs clears the sign bit, a NaN's included.
 pub(crate) fn abs(s: FSet) -> FSet {
-    if !s.num {
-        return s;
-    }
-    if le(0.0, s.lo) {
-        return s;
-    }
-    if le(s.hi, -0.0) {
-        return negate(s);
+    let mut out = FSet::EMPTY;
+    for (lo, hi) in s.pieces() {
+        let p = if le(0.0, lo) {
+            FSet::range(lo, hi)
+        } else if le(hi, -0.0) {
+            FSet::range(-hi, -lo)
+        } else {
+            FSet::range(0.0, hi.max(-lo))
+        };
+        out = out.hull(p);
     }
     FSet {
-        lo: 0.0,
-        hi: s.hi.max(-s.lo),
-        ..s
+        nan: s.nan,
+        nan_sign: s.nan.then_some(false),
+        why: s.why,
+        ..out
     }
 }
 
@@ -359,136 +381,149 @@ pub(crate) fn subtract(fmt: &Format, a: FSet, b: FSet, sub: Subnormals) -> FSet 
     add(fmt, a, negate(b), sub)
 }
 
-/// Whether the set holds a value whose sign bit is set (-0 and negatives) / clear.
-fn neg_sign(s: &FSet) -> bool {
-    s.num && le(s.lo, -0.0)
-}
-fn pos_sign(s: &FSet) -> bool {
-    s.num && le(0.0, s.hi)
-}
-
-/// IEEE `a * b`.
+/// IEEE `a * b`, piece by piece.
 pub(crate) fn multiply(fmt: &Format, a: FSet, b: FSet, sub: Subnormals) -> FSet {
     let (a, b) = (operand(fmt, a, sub), operand(fmt, b, sub));
-    let (pa, pb) = (parts(&a), parts(&b));
     let mut out = Out::new(fmt);
     if a.nan || b.nan {
         out.nan();
     }
-    let inf_a = pa.ninf || pa.pinf;
-    let inf_b = pb.ninf || pb.pinf;
     // inf * 0 is NaN; inf * x is an infinity of the sign of the product.
-    let infinite = |out: &mut Out, inf: &Parts, other: &FSet| {
-        if other.may_be_zero() {
+    let infinite = |out: &mut Out, inf: f64, p: (f64, f64)| {
+        let (lo, hi) = p;
+        if le(lo, 0.0) && le(-0.0, hi) {
             out.nan();
         }
-        let nonzero_neg = other.meets(f64::NEG_INFINITY, -5e-324);
-        let nonzero_pos = other.meets(5e-324, f64::INFINITY);
-        if (inf.pinf && nonzero_pos) || (inf.ninf && nonzero_neg) {
-            out.value(f64::INFINITY);
+        if lo < 0.0 {
+            out.value(-inf);
         }
-        if (inf.pinf && nonzero_neg) || (inf.ninf && nonzero_pos) {
-            out.value(f64::NEG_INFINITY);
+        if hi > 0.0 {
+            out.value(inf);
         }
     };
-    if inf_a {
-        infinite(&mut out, &pa, &b);
-    }
-    if inf_b {
-        infinite(&mut out, &pb, &a);
-    }
-    if let (Some((al, ah)), Some((bl, bh))) = (pa.fin, pb.fin) {
-        let c = [mul_ex(al, bl), mul_ex(al, bh), mul_ex(ah, bl), mul_ex(ah, bh)];
-        out.corners(&c);
-    }
-    result(fmt, out.done(why2(&a, &b)), sub)
-}
-
-/// IEEE `a / b`.
-pub(crate) fn divide(fmt: &Format, a: FSet, b: FSet, sub: Subnormals) -> FSet {
-    let (a, b) = (operand(fmt, a, sub), operand(fmt, b, sub));
-    let (pa, pb) = (parts(&a), parts(&b));
-    let mut out = Out::new(fmt);
-    if a.nan || b.nan {
-        out.nan();
-    }
-    let a_inf = pa.ninf || pa.pinf;
-    let b_inf = pb.ninf || pb.pinf;
-    if a_inf && b_inf {
-        out.nan();
-    }
-    // inf / finite: an infinity of the quotient's sign (the finite divisor's zeros included).
-    if a_inf && pb.fin.is_some() {
-        let (ns, ps) = (neg_sign(&b), pos_sign(&b));
-        if (pa.pinf && ps) || (pa.ninf && ns) {
-            out.value(f64::INFINITY);
-        }
-        if (pa.pinf && ns) || (pa.ninf && ps) {
-            out.value(f64::NEG_INFINITY);
-        }
-    }
-    // finite / inf: a zero of the quotient's sign.
-    if b_inf && pa.fin.is_some() {
-        let (ns, ps) = (neg_sign(&a), pos_sign(&a));
-        if (ps && pb.pinf) || (ns && pb.ninf) {
-            out.value(0.0);
-        }
-        if (ps && pb.ninf) || (ns && pb.pinf) {
-            out.value(-0.0);
-        }
-    }
-    if let (Some((al, ah)), Some((bl, bh))) = (pa.fin, pb.fin) {
-        let spans = bl < 0.0 && bh > 0.0;
-        if a.may_be_zero() && b.may_be_zero() {
-            out.nan();
-        }
-        if spans {
-            out.value(f64::NEG_INFINITY);
-            out.value(f64::INFINITY);
-        } else {
-            // 0 / 0 is NaN (flagged above): that corner bounds no number.
-            let corner = |x: f64, y: f64| -> Option<Ex> {
-                if y == 0.0 {
-                    if x == 0.0 {
-                        return None;
-                    }
-                    let neg = x.is_sign_negative() != y.is_sign_negative();
-                    return Some(Ex::exact(if neg {
-                        f64::NEG_INFINITY
-                    } else {
-                        f64::INFINITY
-                    }));
+    for pa in a.pieces() {
+        for pb in b.pieces() {
+            match (is_inf(pa), is_inf(pb)) {
+                (true, true) => out.value(pa.0 * pb.0),
+                (true, false) => infinite(&mut out, pa.0, pb),
+                (false, true) => infinite(&mut out, pb.0, pa),
+                _ => {
+                    let (al, ah) = pa;
+                    let (bl, bh) = pb;
+                    let c = [
+                        mul_ex(al, bl),
+                        mul_ex(al, bh),
+                        mul_ex(ah, bl),
+                        mul_ex(ah, bh),
+                    ];
+                    out.corners(&c);
                 }
-                Some(div_ex(x, y))
-            };
-            // A divisor range ending at a zero of one sign: quotients grow without bound toward
-            // that zero, so the corners with that zero bound the range.
-            let c: Vec<Ex> = [(al, bl), (al, bh), (ah, bl), (ah, bh)]
-                .into_iter()
-                .filter_map(|(x, y)| corner(x, y))
-                .collect();
-            if !c.is_empty() {
-                out.corners(&c);
             }
         }
     }
     result(fmt, out.done(why2(&a, &b)), sub)
 }
 
-/// IEEE `sqrt(x)` (correctly rounded; -0 stays -0; negatives are NaN).
+/// IEEE `a / b`, piece by piece.
+pub(crate) fn divide(fmt: &Format, a: FSet, b: FSet, sub: Subnormals) -> FSet {
+    let (a, b) = (operand(fmt, a, sub), operand(fmt, b, sub));
+    let mut out = Out::new(fmt);
+    if a.nan || b.nan {
+        out.nan();
+    }
+    let sign = |x: f64| x.is_sign_negative();
+    for pa in a.pieces() {
+        for pb in b.pieces() {
+            let (al, ah) = pa;
+            let (bl, bh) = pb;
+            match (is_inf(pa), is_inf(pb)) {
+                (true, true) => out.nan(),
+                (true, false) => {
+                    // inf / x: an infinity of the quotient's sign, the divisor's zeros included.
+                    if le(bl, -0.0) {
+                        out.value(-al);
+                    }
+                    if le(0.0, bh) {
+                        out.value(al);
+                    }
+                }
+                (false, true) => {
+                    // x / inf: a zero of the quotient's sign.
+                    if le(al, -0.0) {
+                        out.value(if sign(bl) { 0.0 } else { -0.0 });
+                    }
+                    if le(0.0, ah) {
+                        out.value(if sign(bl) { -0.0 } else { 0.0 });
+                    }
+                }
+                _ => {
+                    let num_zero = le(al, 0.0) && le(-0.0, ah);
+                    let den_zero = le(bl, 0.0) && le(-0.0, bh);
+                    if num_zero && den_zero {
+                        out.nan();
+                    }
+                    if bl < 0.0 && bh > 0.0 {
+                        // A divisor of both signs near zero: quotients of every size and sign.
+                        out.value(f64::NEG_INFINITY);
+                        out.value(f64::INFINITY);
+                        out.range(Ex::exact(f64::NEG_INFINITY), Ex::exact(f64::INFINITY));
+                        continue;
+                    }
+                    // 0 / 0 is NaN (flagged above): that corner bounds no number; x / +-0 is an
+                    // infinity, which also bounds the quotients of a divisor ending at that zero.
+                    let corner = |x: f64, y: f64| -> Option<Ex> {
+                        if y == 0.0 {
+                            if x == 0.0 {
+                                return None;
+                            }
+                            let neg = sign(x) != sign(y);
+                            return Some(Ex::exact(if neg {
+                                f64::NEG_INFINITY
+                            } else {
+                                f64::INFINITY
+                            }));
+                        }
+                        Some(div_ex(x, y))
+                    };
+                    let c: Vec<Ex> = [(al, bl), (al, bh), (ah, bl), (ah, bh)]
+                        .into_iter()
+                        .filter_map(|(x, y)| corner(x, y))
+                        .collect();
+                    if c.is_empty() {
+                        continue;
+                    }
+                    // A quotient by a lone zero is an infinity alone, not the reals up to it.
+                    if bl == 0.0 && bh == 0.0 && bl.to_bits() == bh.to_bits() {
+                        for e in &c {
+                            out.value(e.r);
+                        }
+                        continue;
+                    }
+                    out.corners(&c);
+                }
+            }
+        }
+    }
+    result(fmt, out.done(why2(&a, &b)), sub)
+}
+
+/// IEEE `sqrt(x)` (correctly rounded; -0 stays -0; negatives are NaN), piece by piece.
 pub(crate) fn sqrt(fmt: &Format, a: FSet, sub: Subnormals) -> FSet {
     let a = operand(fmt, a, sub);
     let mut out = Out::new(fmt);
-    if a.nan || (a.num && a.lo < 0.0) {
+    if a.nan {
         out.nan();
     }
-    if a.num && le(-0.0, a.hi) {
-        let lo = tmax(a.lo, -0.0);
-        let hi = a.hi;
-        let l = if lo.to_bits() == (-0.0f64).to_bits() {
-            Ex::exact(-0.0)
-        } else if lo < 0.0 {
-            Ex::exact(0.0)
+    for (lo, hi) in a.pieces() {
+        if lo < 0.0 {
+            out.nan();
+        }
+        if !le(-0.0, hi) {
+            continue;
+        }
+        let lo = tmax(lo, -0.0);
+        let l = if lo == 0.0 {
+            Ex::exact(lo)
         } else {
             sqrt_ex(lo)
         };
@@ -497,30 +532,29 @@ pub(crate) fn sqrt(fmt: &Format, a: FSet, sub: Subnormals) -> FSet {
     result(fmt, out.done(a.why), sub)
 }
 
-/// IEEE `maximum`/`minimum` propagating NaN. Where a zero of each sign is possible, either may
-/// be the result (the two compare equal).
+/// IEEE `maximum`/`minimum` propagating NaN, piece by piece. Where a zero of each sign is
+/// possible, either may be the result (the two compare equal).
 pub(crate) fn max_min(a: FSet, b: FSet, max: bool) -> FSet {
-    let nan = a.nan || b.nan;
-    if !a.num || !b.num {
-        return FSet {
-            nan,
-            ..FSet::NAN
+    let why = a.why | b.why;
+    let mut s = FSet::EMPTY.with_nan(a.nan || b.nan);
+    for (al, ah) in a.pieces() {
+        for (bl, bh) in b.pieces() {
+            // Monotone in each operand, and the result is one of them: the extremes pair up.
+            let (lo, hi) = if max {
+                (tmax(al, bl), tmax(ah, bh))
+            } else {
+                (tmin(al, bl), tmin(ah, bh))
+            };
+            s = s.hull(FSet::range(lo, hi));
         }
-        .because(a.why | b.why);
     }
-    let (lo, hi) = if max {
-        (tmax(a.lo, b.lo), tmax(a.hi, b.hi))
-    } else {
-        (tmin(a.lo, b.lo), tmin(a.hi, b.hi))
-    };
-    let mut s = FSet::range(lo, hi).with_nan(nan).because(a.why | b.why);
     let zeros = |x: &FSet| (x.contains(-0.0), x.contains(0.0));
     let (an, ap) = zeros(&a);
     let (bn, bp) = zeros(&b);
     if s.may_be_zero() && (an || bn) && (ap || bp) {
         s = s.hull(FSet::point(-0.0)).hull(FSet::point(0.0));
     }
-    s
+    s.because(why)
 }
 
 /// The comparison directions of `compare`.
@@ -588,36 +622,44 @@ fn outcomes<T: Copy>(
 pub(crate) fn compare(a: FSet, b: FSet, dir: Dir, total: bool) -> ISet {
     let why = a.why | b.why;
     let (mut f, mut t) = (false, false);
-    if a.num && b.num {
-        let (x, y) = if total {
-            outcomes((a.lo, a.hi), (b.lo, b.hi), dir, |p: f64, q: f64| {
-                p.total_cmp(&q) == std::cmp::Ordering::Less
-            })
-        } else {
-            // Zeros compare equal: a zero bound is 0.
-            let z = |v: f64| if v == 0.0 { 0.0 } else { v };
-            outcomes(
-                (z(a.lo), z(a.hi)),
-                (z(b.lo), z(b.hi)),
-                dir,
-                |p: f64, q: f64| p < q,
-            )
-        };
+    let mut note = |(x, y): (bool, bool)| {
         f |= x;
         t |= y;
-    }
-    if a.nan || b.nan {
+    };
+    // Zeros compare equal under IEEE: a zero bound is 0.
+    let z = |v: f64| if !total && v == 0.0 { 0.0 } else { v };
+    let lt = |p: f64, q: f64| {
         if total {
-            // A NaN of either sign: below or above everything, or equal to another NaN.
-            f = true;
+            p.total_cmp(&q) == std::cmp::Ordering::Less
+        } else {
+            p < q
+        }
+    };
+    // Under the total order -NaN sorts below everything and +NaN above; a NaN of unknown sign
+    // may be either. (Other orders treat NaN as unordered, below.)
+    let with_nans = |x: &FSet| -> Vec<(f64, f64)> {
+        let mut v = x.pieces();
+        if total && x.nan {
+            if x.nan_sign != Some(false) {
+                v.push((-f64::NAN, -f64::NAN));
+            }
+            if x.nan_sign != Some(true) {
+                v.push((f64::NAN, f64::NAN));
+            }
+        }
+        v
+    };
+    for (al, ah) in with_nans(&a) {
+        for (bl, bh) in with_nans(&b) {
+            note(outcomes((z(al), z(ah)), (z(bl), z(bh)), dir, lt));
+        }
+    }
+    if !total && (a.nan || b.nan) {
+        // Unordered: every direction but NE is false.
+        if dir == Dir::Ne {
             t = true;
         } else {
-            // Unordered: every direction but NE is false.
-            if dir == Dir::Ne {
-                t = true;
-            } else {
-                f = true;
-            }
+            f = true;
         }
     }
     let s = ISet::range(if f { 0 } else { 1 }, if t { 1 } else { 0 });

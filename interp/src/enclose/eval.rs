@@ -12,7 +12,7 @@
 use super::arith::{self, Dir, Subnormals};
 use super::format::{format, Format};
 use super::funcs;
-use super::set::{CSet, FSet, ISet, Why};
+use super::set::{le, CSet, FSet, ISet, Why};
 use super::sum::{accumulation, MaxAcc, ProdAcc, SumAcc};
 use crate::eval::{plan, Plan};
 use crate::value::{from_bits, to_bits, Array, Buffer, Value};
@@ -151,10 +151,65 @@ pub(crate) fn int_range(ty: PrimitiveType) -> (i128, i128) {
     }
 }
 
+/// Whether `i` computes values of an element type the enclosure does not model: f8e8m0fnu
+/// (no zero, no negatives) and f4e2m1fn (no NaN, no infinities), whose conversions XLA does in
+/// software with results of its own. Moving their values (and exact operands of exact ops) is
+/// still modelled.
+fn produces_unmodelled_type(i: &Instruction) -> bool {
+    use Opcode as O;
+    if matches!(
+        i.opcode,
+        O::Parameter
+            | O::Constant
+            | O::Tuple
+            | O::GetTupleElement
+            | O::Copy
+            | O::Broadcast
+            | O::Reshape
+            | O::Transpose
+            | O::Slice
+            | O::Concatenate
+            | O::Pad
+            | O::Reverse
+            | O::DynamicSlice
+            | O::DynamicUpdateSlice
+            | O::Bitcast
+            | O::Gather
+            | O::Iota
+            | O::BitcastConvert
+            | O::Call
+            | O::Fusion
+            | O::While
+            | O::Conditional
+            | O::OptimizationBarrier
+            | O::Select
+            | O::Sort
+    ) {
+        return false;
+    }
+    i.shape
+        .leaves()
+        .iter()
+        .any(|l| matches!(l.ty, PrimitiveType::F8E8M0FNU | PrimitiveType::F4E2M1FN))
+}
+
+/// Whether float type `ty` has a negative zero (the fnuz types and f8e8m0fnu do not).
+fn has_negative_zero(ty: PrimitiveType) -> bool {
+    use PrimitiveType as T;
+    !matches!(
+        ty,
+        T::F8E4M3FNUZ | T::F8E5M2FNUZ | T::F8E4M3B11FNUZ | T::F8E8M0FNU
+    )
+}
+
 /// The integer an element of `ty` with these (zero-extended) bits holds.
 fn int_of_bits(ty: PrimitiveType, bits: u128) -> i128 {
     let w = ty.bit_width();
-    let b = if w >= 128 { bits } else { bits & ((1u128 << w) - 1) };
+    let b = if w >= 128 {
+        bits
+    } else {
+        bits & ((1u128 << w) - 1)
+    };
     if ty.is_signed_integer() && w < 128 && b >> (w - 1) & 1 == 1 {
         b as i128 - (1i128 << w)
     } else {
@@ -164,7 +219,12 @@ fn int_of_bits(ty: PrimitiveType, bits: u128) -> i128 {
 
 fn bits_of_int(ty: PrimitiveType, v: i128) -> u128 {
     let w = ty.bit_width();
-    (v as u128) & if w >= 128 { u128::MAX } else { (1u128 << w) - 1 }
+    (v as u128)
+        & if w >= 128 {
+            u128::MAX
+        } else {
+            (1u128 << w) - 1
+        }
 }
 
 impl SetArray {
@@ -279,6 +339,10 @@ impl SetArray {
     /// Whether element `k` holds the value `v` (an element of the same type's literal).
     pub fn holds(&self, k: usize, v: Scalar) -> bool {
         match (&self.elems, v) {
+            // A type without -0 (the fnuz types) reads either zero as its one zero.
+            (Elems::F(s), Scalar::F(x)) if x == 0.0 && !has_negative_zero(self.ty) => {
+                s[k].contains(0.0) || s[k].contains(-0.0)
+            }
             (Elems::F(s), Scalar::F(x)) => s[k].contains(x),
             (Elems::I(s), Scalar::S(x)) => s[k].contains(x as i128),
             (Elems::I(s), Scalar::U(x)) => s[k].contains(x as i128),
@@ -300,16 +364,20 @@ impl SetArray {
     /// Element `k`'s set, for humans: `[lo, hi]`, `NaN`, `[lo, hi] or NaN`, ...
     pub fn describe(&self, k: usize) -> String {
         fn f(s: &FSet) -> String {
-            let mut parts = Vec::new();
-            if s.num {
-                if s.is_point() {
-                    parts.push(format!("{:e}", s.lo));
+            let mut parts: Vec<String> = Vec::new();
+            for (lo, hi) in s.pieces() {
+                parts.push(if lo.to_bits() == hi.to_bits() {
+                    format!("{lo:e}")
                 } else {
-                    parts.push(format!("[{:e}, {:e}]", s.lo, s.hi));
-                }
+                    format!("[{lo:e}, {hi:e}]")
+                });
             }
             if s.nan {
-                parts.push("NaN".into());
+                parts.push(match s.nan_sign {
+                    Some(true) => "-NaN".into(),
+                    Some(false) => "+NaN".into(),
+                    None => "NaN".into(),
+                });
             }
             if parts.is_empty() {
                 "nothing".into()
@@ -336,7 +404,9 @@ impl SetArray {
     /// Whether element `k` could be any value of its type (nothing bounds it).
     pub fn is_unbounded(&self, k: usize) -> bool {
         match &self.elems {
-            Elems::F(s) => s[k].nan && s[k].num && s[k].lo == f64::NEG_INFINITY && s[k].hi == f64::INFINITY,
+            Elems::F(s) => {
+                s[k].nan && s[k].num && s[k].lo == f64::NEG_INFINITY && s[k].hi == f64::INFINITY
+            }
             Elems::I(s) => {
                 let (lo, hi) = int_range(self.ty);
                 s[k].lo <= lo && s[k].hi >= hi
@@ -578,7 +648,9 @@ impl<'m> Ctx<'m> {
         ) || (op == Opcode::Abs && !ty.is_complex());
         use PrimitiveType as T;
         Subnormals {
-            daz: !moves && op != Opcode::Convert && matches!(comp, T::Bf16 | T::F32 | T::F64),
+            daz: !moves
+                && op != Opcode::Convert
+                && (matches!(comp, T::Bf16 | T::F32 | T::F64) || comp.bit_width() <= 8),
             ftz: !moves && matches!(comp, T::Bf16 | T::F16 | T::F32 | T::F64),
         }
     }
@@ -640,6 +712,11 @@ impl<'m> Ctx<'m> {
                         }
                         e => e,
                     })?
+                };
+                let v = if produces_unmodelled_type(instr) {
+                    SetValue::top(&instr.shape, Why::UNMODELLED)?
+                } else {
+                    v
                 };
                 let b = v.bytes();
                 env_bytes += b;
@@ -718,7 +795,14 @@ impl<'m> Ctx<'m> {
                 .ok_or_else(|| invalid("missing operand"))?,
             O::AfterAll => SetValue::Token,
             O::Call | O::Fusion => {
-                let c = attrs::comp(i, if i.opcode == O::Call { "to_apply" } else { "calls" })?;
+                let c = attrs::comp(
+                    i,
+                    if i.opcode == O::Call {
+                        "to_apply"
+                    } else {
+                        "calls"
+                    },
+                )?;
                 self.call(c, ops.iter().map(|v| (*v).clone()).collect())?
             }
             O::While => self.while_loop(i, ops)?,
@@ -794,8 +878,8 @@ impl<'m> Ctx<'m> {
             (Elems::F(v), TypeClass::Pred) if op == O::IsFinite => Elems::I(
                 v.iter()
                     .map(|s| {
-                        let fin = s.num && s.meets(-f64::MAX, f64::MAX);
-                        let inf = s.nan || s.may_be_pos_inf() || s.may_be_neg_inf();
+                        let fin = s.meets(-f64::MAX, f64::MAX);
+                        let inf = s.nan || s.pinf || s.ninf;
                         let r = ISet::range(if inf { 0 } else { 1 }, if fin { 1 } else { 0 });
                         r.because(s.why)
                     })
@@ -805,11 +889,26 @@ impl<'m> Ctx<'m> {
                 let part = funcs::part_type(x.ty);
                 let fmt = fmt_of(part)?;
                 let sub = self.sub(op, x.ty);
-                let ulps = super::ulps::max_normwise_ulps(op, x.ty)
-                    .map(|u| if self.opts.freedoms.approximations { u } else { 0 });
+                let ulps = super::ulps::max_normwise_ulps(op, x.ty).map(|u| {
+                    if self.opts.freedoms.approximations {
+                        u
+                    } else {
+                        0
+                    }
+                });
                 match op {
-                    O::Real => Elems::F(v.iter().map(|c| part_of(c, true)).collect()),
-                    O::Imag => Elems::F(v.iter().map(|c| part_of(c, false)).collect()),
+                    // The parts are moved, not computed; a flush of the result is not ruled
+                    // out (the oracle's flush-to-zero choice makes one).
+                    O::Real => Elems::F(
+                        v.iter()
+                            .map(|c| arith::result(fmt, part_of(c, true), self.sub(O::Add, x.ty)))
+                            .collect(),
+                    ),
+                    O::Imag => Elems::F(
+                        v.iter()
+                            .map(|c| arith::result(fmt, part_of(c, false), self.sub(O::Add, x.ty)))
+                            .collect(),
+                    ),
                     O::Negate => Elems::C(
                         v.iter()
                             .map(|c| CSet {
@@ -824,16 +923,24 @@ impl<'m> Ctx<'m> {
                         let f = crate::elementwise::unary_complex_fn(op);
                         Elems::C(
                             v.iter()
-                                .map(|c| complex_point_fn(fmt, c, ulps, |z| f.map(|f| f(z))))
+                                .map(|c| {
+                                    complex_point_fn(fmt, c, ulps, error_floor(op), |z| {
+                                        f.map(|f| f(z))
+                                    })
+                                })
                                 .collect(),
                         )
                     }
                 }
             }
             (Elems::I(_), _) => {
-                return self.int_elementwise(ty, &dims, &[x], |arrays| {
-                    crate::elementwise::unary(op, arrays[0], ty)
-                }, |_| None)
+                return self.int_elementwise(
+                    ty,
+                    &dims,
+                    &[x],
+                    |arrays| crate::elementwise::unary(op, arrays[0], ty),
+                    |_| None,
+                )
             }
             _ => return Err(invalid(format!("{} of {}", op.name(), x.ty))),
         };
@@ -848,28 +955,52 @@ impl<'m> Ctx<'m> {
             return Err(invalid("operands differ in size"));
         }
         let elems = match (&x.elems, &y.elems) {
-            (Elems::F(a), Elems::F(b)) if op == O::Complex => Elems::C(
-                a.iter()
-                    .zip(b)
-                    .map(|(&re, &im)| CSet { re, im, inf: false })
-                    .collect(),
-            ),
+            (Elems::F(a), Elems::F(b)) if op == O::Complex => {
+                let fmt = fmt_of(x.ty)?;
+                let sub = self.sub(O::Add, x.ty);
+                Elems::C(
+                    a.iter()
+                        .zip(b)
+                        .map(|(&re, &im)| CSet {
+                            re: arith::result(fmt, re, sub),
+                            im: arith::result(fmt, im, sub),
+                            inf: false,
+                        })
+                        .collect(),
+                )
+            }
             (Elems::F(a), Elems::F(b)) => {
                 let fmt = fmt_of(ty)?;
                 let sub = self.sub(op, ty);
                 let ulps = self.ulps(op, ty);
+                let same = same_operand(i);
                 Elems::F(
                     a.iter()
                         .zip(b)
-                        .map(|(&p, &q)| float_binary(fmt, op, p, q, sub, ulps))
+                        .map(|(&p, &q)| {
+                            if same {
+                                let mut out = FSet::EMPTY;
+                                for (v, sub) in diagonal(fmt, p, sub) {
+                                    out = out.hull(float_binary(fmt, op, v, v, sub, ulps)?);
+                                }
+                                Ok(out)
+                            } else {
+                                float_binary(fmt, op, p, q, sub, ulps)
+                            }
+                        })
                         .collect::<Result<_>>()?,
                 )
             }
             (Elems::C(a), Elems::C(b)) => {
                 let fmt = fmt_of(funcs::part_type(ty))?;
                 let sub = self.sub(op, ty);
-                let ulps = super::ulps::max_normwise_ulps(op, ty)
-                    .map(|u| if self.opts.freedoms.approximations { u } else { 0 });
+                let ulps = super::ulps::max_normwise_ulps(op, ty).map(|u| {
+                    if self.opts.freedoms.approximations {
+                        u
+                    } else {
+                        0
+                    }
+                });
                 Elems::C(
                     a.iter()
                         .zip(b)
@@ -997,9 +1128,26 @@ impl<'m> Ctx<'m> {
             (Elems::F(a), Elems::F(b)) => {
                 let fmt = fmt_of(x.ty)?;
                 let sub = self.sub(Opcode::Compare, x.ty);
+                let same = same_operand(i);
                 a.iter()
                     .zip(b)
                     .map(|(&p, &q)| {
+                        if same {
+                            let sub = if total {
+                                Subnormals {
+                                    daz: false,
+                                    ftz: false,
+                                }
+                            } else {
+                                sub
+                            };
+                            let mut out: Option<ISet> = None;
+                            for (v, _) in diagonal(fmt, p, sub) {
+                                let c = arith::compare(v, v, dir, total);
+                                out = Some(out.map_or(c, |o| o.hull(c)));
+                            }
+                            return out.unwrap_or(ISet::range(0, 1));
+                        }
                         // IEEE compares read subnormals as zero; a total order sees the bits.
                         let (p, q) = if total {
                             (p, q)
@@ -1172,8 +1320,10 @@ impl<'m> Ctx<'m> {
             O::DynamicUpdateSlice | O::Pad => 2,
             _ => ops.len(),
         };
-        let data: Vec<&Arc<SetArray>> =
-            ops[..data_ops].iter().map(|v| sarr(v)).collect::<Result<_>>()?;
+        let data: Vec<&Arc<SetArray>> = ops[..data_ops]
+            .iter()
+            .map(|v| sarr(v))
+            .collect::<Result<_>>()?;
         let (ty, _) = out_dims(i)?;
         if i.opcode == O::Bitcast && data.first().is_some_and(|d| d.ty != ty) {
             // A bitcast that reinterprets bits: exact values only.
@@ -1212,8 +1362,10 @@ impl<'m> Ctx<'m> {
             .collect();
         let shape_refs: Vec<&Shape> = shapes.iter().collect();
         // The index operands: every combination of the values they may take.
-        let idx_sets: Vec<&Arc<SetArray>> =
-            ops[data_ops..].iter().map(|v| sarr(v)).collect::<Result<_>>()?;
+        let idx_sets: Vec<&Arc<SetArray>> = ops[data_ops..]
+            .iter()
+            .map(|v| sarr(v))
+            .collect::<Result<_>>()?;
         let combos = index_combinations(&idx_sets)?;
         let Some(combos) = combos else {
             return SetValue::top(&i.shape, Why::INDEX);
@@ -1259,8 +1411,7 @@ impl<'m> Ctx<'m> {
         let n = ops.len() / 2;
         let inputs: Vec<&Arc<SetArray>> =
             ops[..n].iter().map(|v| sarr(v)).collect::<Result<_>>()?;
-        let inits: Vec<&Arc<SetArray>> =
-            ops[n..].iter().map(|v| sarr(v)).collect::<Result<_>>()?;
+        let inits: Vec<&Arc<SetArray>> = ops[n..].iter().map(|v| sarr(v)).collect::<Result<_>>()?;
         if inits.iter().any(|a| a.len() != 1) {
             return Err(invalid("init values must be scalars"));
         }
@@ -1303,7 +1454,9 @@ impl<'m> Ctx<'m> {
         }
         Ok(match &i.shape {
             Shape::Tuple(_) => SetValue::Tuple(outs),
-            _ => outs.pop().ok_or_else(|| invalid("reduce without results"))?,
+            _ => outs
+                .pop()
+                .ok_or_else(|| invalid("reduce without results"))?,
         })
     }
 
@@ -1603,16 +1756,17 @@ impl<'m> Ctx<'m> {
         ops: &[&SetValue],
     ) -> Result<SetValue> {
         if ops.len() != 3 {
-            return Err(invalid("select-and-scatter takes operand, source and init value"));
+            return Err(invalid(
+                "select-and-scatter takes operand, source and init value",
+            ));
         }
         let (a, src, init) = (sarr(ops[0])?, sarr(ops[1])?, sarr(ops[2])?);
         let sel = attrs::comp(i, "select")?;
         let sc = attrs::comp(i, "scatter")?;
         let dir = simple_compare(self.module, sel);
-        let scatter_add = crate::reduce::simple_binop(self.module, sc)
-            .is_some_and(|(op, _)| op == Opcode::Add);
-        let (Elems::F(v), Elems::F(s), Elems::F(i0), Some(dir), true) =
-            (&a.elems, &src.elems, &init.elems, dir, scatter_add)
+        let Some(op) = crate::reduce::simple_binop(self.module, sc)
+            .map(|(op, _)| op)
+            .filter(|op| matches!(op, Opcode::Add | Opcode::Maximum | Opcode::Minimum))
         else {
             return Ok(match self.exactly(comp, i, ops)? {
                 Some(v) => v,
@@ -1621,46 +1775,116 @@ impl<'m> Ctx<'m> {
         };
         let groups = crate::reduce::window_groups(i, &a.dims, &src.dims)?;
         self.step(groups.positions.len() as u64)?;
-        // For each window, the positions it may select (ties: any of them, XLA's choice).
-        let mut sums: Vec<SumAcc> = vec![SumAcc::new(); a.len()];
-        for acc in sums.iter_mut() {
-            acc.add(i0[0]);
-        }
+        // For each window, the positions it may select: those no other element of the window
+        // is certainly preferred to (ties: any of them, as XLA chooses per window); with a
+        // select that is no plain compare, any position.
+        let certainly_beats = |q: usize, p: usize| -> bool {
+            let Some((dir, total)) = dir else {
+                return false;
+            };
+            let (x, y) = match &a.elems {
+                Elems::F(v) => (
+                    arith::compare(v[q], v[p], dir, total),
+                    arith::compare(v[p], v[q], dir, total),
+                ),
+                Elems::I(v) => (
+                    arith::compare_int(v[q], v[p], dir),
+                    arith::compare_int(v[p], v[q], dir),
+                ),
+                Elems::C(_) => return false,
+            };
+            x.lo == 1 && y.hi == 0
+        };
+        // Per output position: the sources it certainly gets, and those it may.
+        let mut sure: Vec<Vec<usize>> = vec![Vec::new(); a.len()];
+        let mut maybe: Vec<Vec<usize>> = vec![Vec::new(); a.len()];
         for g in 0..groups.len() {
             let win = groups.group(g);
             let cands: Vec<usize> = win
                 .iter()
                 .copied()
-                .filter(|&p| {
-                    win.iter().all(|&q| {
-                        q == p || {
-                            // p may be selected unless some q is certainly preferred to it.
-                            let c = arith::compare(v[q], v[p], dir, false);
-                            !(c.lo == 1 && arith::compare(v[p], v[q], dir, false).hi == 0)
-                        }
-                    })
-                })
+                .filter(|&p| win.iter().all(|&q| q == p || !certainly_beats(q, p)))
                 .collect();
-            let cands = if cands.is_empty() { win.to_vec() } else { cands };
+            let cands = if cands.is_empty() {
+                win.to_vec()
+            } else {
+                cands
+            };
             for &p in &cands {
                 if cands.len() == 1 {
-                    sums[p].add(s[g]);
+                    sure[p].push(g);
                 } else {
-                    sums[p].add_optional(s[g].because(Why::BRANCH));
+                    maybe[p].push(g);
                 }
             }
         }
-        let fmt = fmt_of(src.ty)?;
-        let sub = self.sub(Opcode::Add, src.ty);
-        let acc_fmt = accumulation(src.ty);
-        let elems = sums
-            .iter()
-            .map(|t| arith::result(fmt, t.finish(acc_fmt, fmt), sub))
-            .collect();
+        let red = Reduction {
+            op,
+            ty: src.ty,
+            freedoms: Freedoms {
+                init_anywhere: false,
+                ..self.opts.freedoms
+            },
+            sub: self.sub(op, src.ty),
+        };
+        let elems = match (&src.elems, &init.elems) {
+            (Elems::F(s), Elems::F(i0)) => Elems::F(
+                (0..a.len())
+                    .map(|p| {
+                        let base = red.fold_f(sure[p].iter().map(|&g| s[g]), Some(i0[0]))?;
+                        if maybe[p].is_empty() {
+                            return Ok(base);
+                        }
+                        // Every subset of the optional sources: the sum with each one or a zero
+                        // for it; maximum and minimum are monotone in what they take.
+                        let all = red.fold_f(
+                            sure[p].iter().chain(&maybe[p]).map(|&g| {
+                                let t = s[g].because(Why::BRANCH);
+                                if op == Opcode::Add {
+                                    t.hull(FSet::point(0.0)).hull(FSet::point(-0.0))
+                                } else {
+                                    t
+                                }
+                            }),
+                            Some(i0[0]),
+                        )?;
+                        // Maximum and minimum over a subset: any value between.
+                        Ok(if op == Opcode::Add {
+                            base.hull(all)
+                        } else {
+                            base.hull(all).convex()
+                        })
+                    })
+                    .collect::<Result<_>>()?,
+            ),
+            (Elems::I(s), Elems::I(i0)) => Elems::I(
+                (0..a.len())
+                    .map(|p| {
+                        let base = red.fold_i(sure[p].iter().map(|&g| s[g]), Some(i0[0]));
+                        if maybe[p].is_empty() {
+                            return base;
+                        }
+                        let all = red.fold_i(
+                            sure[p].iter().chain(&maybe[p]).map(|&g| {
+                                let t = s[g].because(Why::BRANCH);
+                                if op == Opcode::Add {
+                                    t.hull(ISet::point(0))
+                                } else {
+                                    t
+                                }
+                            }),
+                            Some(i0[0]),
+                        );
+                        base.hull(all)
+                    })
+                    .collect(),
+            ),
+            _ => return SetValue::top(&i.shape, Why::UNMODELLED),
+        };
         Ok(SetValue::array(SetArray {
             ty: src.ty,
             dims: a.dims.clone(),
-            elems: Elems::F(elems),
+            elems,
         }))
     }
 
@@ -1676,7 +1900,9 @@ impl<'m> Ctx<'m> {
         let arrays: Vec<&Arc<SetArray>> = ops.iter().map(|v| sarr(v)).collect::<Result<_>>()?;
         let c = attrs::comp(i, "to_apply")?;
         let d = attrs::dims(i, "dimensions")?;
-        let d = *d.first().ok_or_else(|| invalid("sort without dimensions"))?;
+        let d = *d
+            .first()
+            .ok_or_else(|| invalid("sort without dimensions"))?;
         let dims = arrays[0].dims.clone();
         if d >= dims.len() {
             return Err(invalid("sort dimension out of range"));
@@ -1733,14 +1959,67 @@ impl<'m> Ctx<'m> {
     }
 }
 
+/// Whether both operands of a binary instruction are the same value (`x op x`): then the op
+/// sees one value twice, not two independent ones.
+fn same_operand(i: &Instruction) -> bool {
+    i.operands.len() == 2 && i.operands[0] == i.operands[1]
+}
+
+/// The values `x op x` may see for an element set `s`, each with the subnormal handling to
+/// apply to it: every exactly known piece alone (read as zero by both operands together when
+/// it is a subnormal the op flushes), other pieces as they are (their values are then taken
+/// independently, which encloses the diagonal), and a NaN of the set as one value.
+fn diagonal(fmt: &Format, s: FSet, sub: Subnormals) -> Vec<(FSet, Subnormals)> {
+    let none = Subnormals {
+        daz: false,
+        ftz: sub.ftz,
+    };
+    let mut out = Vec::new();
+    for (lo, hi) in s.pieces() {
+        let piece = FSet {
+            why: s.why,
+            ..FSet::range(lo, hi)
+        };
+        if lo.to_bits() != hi.to_bits() {
+            out.push((piece, sub));
+            continue;
+        }
+        out.push((piece, none));
+        if sub.daz && lo != 0.0 && lo.abs() < fmt.min_normal {
+            out.push((
+                FSet {
+                    why: s.why | Why::FLUSH,
+                    ..FSet::point(0.0f64.copysign(lo))
+                },
+                none,
+            ));
+        }
+    }
+    if s.nan {
+        // One NaN, of the set's sign when known (comparing it with itself does not depend on
+        // the sign).
+        let n = FSet {
+            why: s.why,
+            ..FSet::point(if s.nan_sign == Some(true) {
+                -f64::NAN
+            } else {
+                f64::NAN
+            })
+        };
+        out.push((n, none));
+    }
+    out
+}
+
 /// The key of a sort element as an ordered range `(lo, hi, exact)`, or `None` when it may be
 /// NaN (whose place depends on the comparator and, under a total order, on its free sign).
 fn key_range(s: &FSet, total: bool) -> Option<(f64, f64, bool)> {
-    if s.nan || !s.num {
+    if s.nan {
         return None;
     }
+    let (lo, hi) = s.extent()?;
     let z = |v: f64| if !total && v == 0.0 { 0.0 } else { v };
-    Some((z(s.lo), z(s.hi), s.is_point()))
+    Some((z(lo), z(hi), s.is_point()))
 }
 
 /// The elements of one sort row in output order, grouped into clusters whose relative order is
@@ -1771,7 +2050,11 @@ fn sort_clusters(
             None => true,
             Some(last) => {
                 let (near, tie_exact) = if descending { (hi, exact) } else { (lo, exact) };
-                let strictly = if descending { near < reach } else { near > reach };
+                let strictly = if descending {
+                    near < reach
+                } else {
+                    near > reach
+                };
                 // Equal exact keys keep their order in a stable sort.
                 let tied_ok = stable && tie_exact && near == reach && last.len() == 1;
                 strictly || tied_ok
@@ -1782,7 +2065,11 @@ fn sort_clusters(
             reach = if descending { lo } else { hi };
         } else {
             clusters.last_mut().expect("a cluster").push(p);
-            reach = if descending { reach.min(lo) } else { reach.max(hi) };
+            reach = if descending {
+                reach.min(lo)
+            } else {
+                reach.max(hi)
+            };
         }
     }
     Some(clusters)
@@ -1862,21 +2149,23 @@ fn simple_sort_comparator(module: &Module, c: CompId, n: usize) -> Option<(usize
     }
 }
 
-/// The direction of a `select` computation that is `compare(p0, p1)` (IEEE).
-fn simple_compare(module: &Module, c: CompId) -> Option<Dir> {
+/// The direction (and whether it is a total order) of a `select` computation that is
+/// `compare(p0, p1)`.
+fn simple_compare(module: &Module, c: CompId) -> Option<(Dir, bool)> {
     let comp = module.computations.get(c)?;
     let root = comp.root_instruction();
     let params_ok = root.opcode == Opcode::Compare
         && root.operands.len() == 2
         && root.operands.iter().enumerate().all(|(k, &o)| {
-            comp.instructions
-                .get(o)
-                .is_some_and(|x| x.opcode == Opcode::Parameter && x.parameter_number == Some(k as i64))
+            comp.instructions.get(o).is_some_and(|x| {
+                x.opcode == Opcode::Parameter && x.parameter_number == Some(k as i64)
+            })
         });
-    if !params_ok || attrs::word(root, "type").as_deref() == Some("TOTALORDER") {
+    if !params_ok {
         return None;
     }
-    Dir::parse(&attrs::word(root, "direction")?)
+    let total = attrs::word(root, "type").as_deref() == Some("TOTALORDER");
+    Some((Dir::parse(&attrs::word(root, "direction")?)?, total))
 }
 
 /// For a reducer of `n` components, each component's binary op when component `k` is
@@ -1953,12 +2242,14 @@ impl Reduction {
     /// the operand value of a scatter) inserted once, or (when `init_anywhere`) any number of
     /// times: none, or once more than it changes (add +-0, multiply 1 or 0, maximum and minimum
     /// any value: applying them again changes nothing); other inits leave the result undefined.
-    fn fold_f(&self, terms: impl Iterator<Item = FSet> + Clone, init: Option<FSet>) -> Result<FSet> {
+    fn fold_f(
+        &self,
+        terms: impl Iterator<Item = FSet> + Clone,
+        init: Option<FSet>,
+    ) -> Result<FSet> {
         let fmt = fmt_of(self.ty)?;
         let acc = accumulation(self.ty);
-        let terms: Vec<FSet> = terms
-            .map(|t| arith::operand(fmt, t, self.sub))
-            .collect();
+        let terms: Vec<FSet> = terms.map(|t| arith::operand(fmt, t, self.sub)).collect();
         let fold = |with_init: Option<FSet>| -> Result<FSet> {
             let all = terms.iter().copied().chain(with_init);
             if !self.freedoms.any_order {
@@ -1987,11 +2278,12 @@ impl Reduction {
             return Ok(arith::result(fmt, fold(None)?, self.sub));
         };
         if terms.is_empty() {
-            return Ok(init);
+            // The init value alone (read as arithmetic reads it).
+            return Ok(round_set(fmt, arith::operand(fmt, init, self.sub)));
         }
         let with = fold(Some(init))?;
         if !self.freedoms.init_anywhere {
-            return Ok(arith::result(fmt, with, self.sub));
+            return Ok(round_set(fmt, arith::result(fmt, with, self.sub)));
         }
         let idempotent = match self.op {
             Opcode::Add => init.is_point() && init.lo == 0.0,
@@ -2005,7 +2297,7 @@ impl Reduction {
         let without = fold(None)?;
         let s = with.hull(without);
         let s = if s != with { s.because(Why::INIT) } else { s };
-        Ok(arith::result(fmt, s, self.sub))
+        Ok(round_set(fmt, arith::result(fmt, s, self.sub)))
     }
 
     /// Terms folded in the order given, each step rounded to the element type.
@@ -2057,10 +2349,9 @@ impl Reduction {
                             }
                         } else {
                             match &f {
-                                Some(g) => int_of_bits(
-                                    self.ty,
-                                    g(acc as i64, s.lo as i64) as u64 as u128,
-                                ),
+                                Some(g) => {
+                                    int_of_bits(self.ty, g(acc as i64, s.lo as i64) as u64 as u128)
+                                }
                                 None => return top,
                             }
                         };
@@ -2093,7 +2384,10 @@ impl Reduction {
             Opcode::Add | Opcode::Or | Opcode::Xor => init.is_point() && init.lo == 0,
             Opcode::Multiply => init.is_point() && (init.lo == 1 || init.lo == 0),
             Opcode::And => {
-                init.is_point() && (init.lo == -1 || init.lo == thi || self.ty == PrimitiveType::Pred && init.lo == 1)
+                init.is_point()
+                    && (init.lo == -1
+                        || init.lo == thi
+                        || self.ty == PrimitiveType::Pred && init.lo == 1)
             }
             Opcode::Maximum | Opcode::Minimum => true,
             _ => false,
@@ -2152,7 +2446,7 @@ fn exact_product(a: FSet, b: FSet) -> FSet {
 impl crate::dot::Accumulate<FSet> for Terms {
     fn zero() -> Self {
         Terms {
-            sum: SumAcc::new(),
+            sum: SumAcc::from_zero(),
             _n: 0,
         }
     }
@@ -2191,8 +2485,8 @@ impl CTerms {
 impl crate::dot::Accumulate<CSet> for CTerms {
     fn zero() -> Self {
         CTerms {
-            re: SumAcc::new(),
-            im: SumAcc::new(),
+            re: SumAcc::from_zero(),
+            im: SumAcc::from_zero(),
             inf: false,
         }
     }
@@ -2230,39 +2524,34 @@ fn float_unary(
     ulps: Option<u32>,
 ) -> Result<FSet> {
     use Opcode as O;
+    // Exact in reals; a result the type cannot hold (16 in a type whose largest value is 15.5)
+    // rounds.
     let mono = |f: fn(f64) -> f64| -> FSet {
-        if !s.num {
-            return s;
-        }
-        FSet {
-            lo: f(s.lo),
-            hi: f(s.hi),
-            ..s
-        }
+        round_set(fmt, map_pieces(&s, |lo, hi| FSet::range(f(lo), f(hi))))
     };
     Ok(match op {
-        O::Negate => arith::negate(s),
+        // A type of positive values only (f8e8m0fnu) holds no negation.
+        O::Negate => round_set(fmt, arith::negate(s)),
         O::Abs => arith::abs(s),
-        O::Copy | O::Real => s,
+        O::Copy => s,
+        O::Real => arith::result(fmt, s, sub),
         O::Imag => FSet::point(0.0).because(s.why),
         O::Floor => mono(f64::floor),
         O::Ceil => mono(f64::ceil),
         O::RoundNearestEven => mono(f64::round_ties_even),
         O::RoundNearestAfz => mono(f64::round),
         O::Sign => {
+            let v = arith::operand(fmt, s, sub);
             let mut out = FSet::EMPTY.with_nan(s.nan);
-            if s.num {
-                let v = arith::operand(fmt, s, sub);
-                if v.meets(f64::NEG_INFINITY, -5e-324) {
-                    out = out.hull(FSet::point(-1.0));
-                }
-                if v.meets(5e-324, f64::INFINITY) {
-                    out = out.hull(FSet::point(1.0));
-                }
-                for z in [-0.0, 0.0] {
-                    if v.contains(z) {
-                        out = out.hull(FSet::point(z));
-                    }
+            if v.meets(f64::NEG_INFINITY, -5e-324) {
+                out = out.hull(FSet::point(-1.0));
+            }
+            if v.meets(5e-324, f64::INFINITY) {
+                out = out.hull(FSet::point(1.0));
+            }
+            for z in [-0.0, 0.0] {
+                if v.contains(z) {
+                    out = out.hull(FSet::point(z));
                 }
             }
             out.because(s.why)
@@ -2330,62 +2619,99 @@ fn int_range_rule(op: Opcode, ty: PrimitiveType, a: ISet, b: ISet) -> Option<ISe
 
 /// A set rounded outward to another float type (a conversion).
 fn round_set(to: &Format, s: FSet) -> FSet {
-    if !s.num {
-        return s;
+    let mut out = FSet::EMPTY;
+    for (lo, hi) in s.pieces() {
+        let (d, u) = (to.down(lo), to.up(hi));
+        if d.v.is_nan() || u.v.is_nan() {
+            out = out.with_nan(true);
+            continue;
+        }
+        let r = FSet::range(d.v, u.v).with_nan(d.nan || u.nan);
+        out = out.hull(if d.v != lo || u.v != hi {
+            r.because(Why::ROUNDING)
+        } else {
+            r
+        });
     }
-    let (d, u) = (to.down(s.lo), to.up(s.hi));
-    let r = FSet {
-        lo: d.v,
-        hi: u.v,
-        num: true,
-        nan: s.nan || d.nan || u.nan,
-        why: s.why,
-    };
-    if r.lo != s.lo || r.hi != s.hi {
-        r.because(Why::ROUNDING)
-    } else {
-        r
+    // A NaN converts to a NaN of the same sign between the IEEE types (the f8 and f4 types are
+    // converted in software, their NaNs may be unsigned).
+    let ieee = matches!(
+        to.ty,
+        PrimitiveType::F16 | PrimitiveType::Bf16 | PrimitiveType::F32 | PrimitiveType::F64
+    );
+    let nan_sign = if out.nan || !ieee { None } else { s.nan_sign };
+    FSet {
+        nan: s.nan || out.nan,
+        nan_sign: if s.nan { nan_sign } else { out.nan_sign },
+        why: s.why | out.why,
+        ..out
     }
+}
+
+/// `f` over each piece of `s` (hulled), NaN and its sign kept as they are.
+fn map_pieces(s: &FSet, f: impl Fn(f64, f64) -> FSet) -> FSet {
+    let mut out = FSet::EMPTY;
+    for (lo, hi) in s.pieces() {
+        out = out.hull(f(lo, hi));
+    }
+    // The op makes its NaN anew: of either sign.
+    FSet {
+        nan: s.nan || out.nan,
+        nan_sign: None,
+        why: s.why | out.why,
+        ..out
+    }
+}
+
+/// The ends of every piece of every set, in order, and where each set's start.
+fn piece_ends(v: &[FSet]) -> (Vec<f64>, Vec<usize>) {
+    let mut ends = Vec::with_capacity(2 * v.len());
+    let mut starts = Vec::with_capacity(v.len() + 1);
+    for s in v {
+        starts.push(ends.len());
+        for (lo, hi) in s.pieces() {
+            ends.push(lo);
+            ends.push(hi);
+        }
+    }
+    starts.push(ends.len());
+    (ends, starts)
 }
 
 /// Float sets converted to integers (saturating, NaN to 0, as XLA's evaluator and CPU code).
 fn float_to_int(v: &[FSet], ty: PrimitiveType) -> Result<Vec<ISet>> {
-    // The ends of each set converted by the oracle's own conversion (monotone).
-    let mut ends = Vec::with_capacity(2 * v.len());
-    for s in v {
-        if s.num {
-            ends.push(s.lo);
-            ends.push(s.hi);
-        } else {
-            ends.push(0.0);
-            ends.push(0.0);
-        }
-    }
-    let a = Array::new(PrimitiveType::F64, vec![ends.len()], Buffer::F64(ends));
+    // The ends of each piece converted by the oracle's own conversion (monotone).
+    let (ends, starts) = piece_ends(v);
+    let a = Array::new(
+        PrimitiveType::F64,
+        vec![ends.len()],
+        Buffer::F64(ends.clone()),
+    );
     let c = crate::convert::convert(&a, ty)?;
     let ints: Vec<i128> = to_bits(&c.buf)
         .into_iter()
         .map(|b| int_of_bits(ty, b))
         .collect();
-    let zero = if ty == PrimitiveType::Pred { 0 } else { 0 };
+    let pred = ty == PrimitiveType::Pred;
     Ok(v.iter()
         .enumerate()
         .map(|(k, s)| {
             let mut r: Option<ISet> = None;
-            if s.num {
-                let (lo, hi) = (ints[2 * k], ints[2 * k + 1]);
+            for j in (starts[k]..starts[k + 1]).step_by(2) {
+                let (lo, hi) = (ints[j], ints[j + 1]);
                 let mut x = ISet::range(lo.min(hi), lo.max(hi));
-                if ty == PrimitiveType::Pred && s.meets(-0.0, 0.0) {
-                    x = x.hull(ISet::point(0));
+                if pred {
+                    // x != 0: false for a zero, true for anything else.
+                    let (l, h) = (ends[j], ends[j + 1]);
+                    let zero = le(l, 0.0) && le(-0.0, h);
+                    let other = l < 0.0 || h > 0.0;
+                    x = ISet::range(if zero { 0 } else { 1 }, if other { 1 } else { 0 });
                 }
-                if ty == PrimitiveType::Pred && (s.lo < 0.0 || s.hi > 0.0) {
-                    x = x.hull(ISet::point(1));
-                }
-                r = Some(x);
+                r = Some(r.map_or(x, |y| y.hull(x)));
             }
             if s.nan {
                 // NaN converts to 0 (to pred: true, as any nonzero value).
-                let n = ISet::point(if ty == PrimitiveType::Pred { 1 } else { zero });
+                let n = ISet::point(if pred { 1 } else { 0 });
                 r = Some(r.map_or(n, |x| x.hull(n)));
             }
             r.unwrap_or(ISet::point(0)).because(s.why)
@@ -2412,11 +2738,19 @@ fn reduce_precision(i: &Instruction, x: &SetArray) -> Result<SetArray> {
     let e = attrs::req_int(i, "exponent_bits")?;
     let m = attrs::req_int(i, "mantissa_bits")?;
     let v = x.floats()?;
-    let mut ends = Vec::with_capacity(2 * v.len());
-    for s in v {
-        ends.push(if s.num { s.lo } else { 0.0 });
-        ends.push(if s.num { s.hi } else { 0.0 });
-    }
+    let (ends, starts) = piece_ends(v);
+    // An unbounded end in a type without infinities: its largest value.
+    let fmt = fmt_of(x.ty)?;
+    let ends: Vec<f64> = ends
+        .into_iter()
+        .map(|v| {
+            if v.is_infinite() && !fmt.has_inf {
+                fmt.max.copysign(v)
+            } else {
+                v
+            }
+        })
+        .collect();
     let a = Array::new(PrimitiveType::F64, vec![ends.len()], Buffer::F64(ends));
     let r = crate::convert::reduce_precision(&crate::convert::convert(&a, x.ty)?, e, m)?;
     let r = crate::elementwise::to_f64s(&r.buf);
@@ -2424,9 +2758,15 @@ fn reduce_precision(i: &Instruction, x: &SetArray) -> Result<SetArray> {
         .iter()
         .enumerate()
         .map(|(k, s)| {
+            // NaN stays NaN (XLA: "NaN values are retained, although they may be converted to
+            // canonical NaN values"); with no mantissa bits, where the reduced format has no
+            // NaN, the StableHLO reference gives +inf.
             let mut out = FSet::EMPTY.with_nan(s.nan);
-            if s.num {
-                out = out.hull(FSet::range(r[2 * k], r[2 * k + 1]));
+            if s.nan && m == 0 {
+                out = out.hull(FSet::point(f64::INFINITY));
+            }
+            for j in (starts[k]..starts[k + 1]).step_by(2) {
+                out = out.hull(FSet::range(r[j], r[j + 1]));
             }
             out.because(s.why)
         })
@@ -2499,12 +2839,20 @@ fn complex_abs(fmt: &Format, c: &CSet, sub: Subnormals, ulps: Option<u32>) -> FS
     let Some(u) = ulps else {
         return FSet::top(Why::UNMODELLED | Why::ULPS);
     };
-    let (re, im) = (arith::operand(fmt, c.re, sub), arith::operand(fmt, c.im, sub));
+    let (re, im) = (
+        arith::operand(fmt, c.re, sub),
+        arith::operand(fmt, c.im, sub),
+    );
     let mut out = FSet::EMPTY.with_nan(re.nan || im.nan);
-    if c.inf || re.may_be_pos_inf() || re.may_be_neg_inf() || im.may_be_pos_inf() || im.may_be_neg_inf() {
+    if c.inf
+        || re.may_be_pos_inf()
+        || re.may_be_neg_inf()
+        || im.may_be_pos_inf()
+        || im.may_be_neg_inf()
+    {
         out = out.hull(FSet::point(f64::INFINITY));
     }
-    if re.num && im.num {
+    if re.has_number() && im.has_number() {
         let lo = re.min_abs().hypot(im.min_abs());
         let hi = re.max_abs().hypot(im.max_abs());
         let l = funcs::around(fmt, lo, u);
@@ -2524,6 +2872,7 @@ fn complex_point_fn(
     fmt: &Format,
     c: &CSet,
     ulps: Option<u32>,
+    floor: f64,
     f: impl Fn(num_complex::Complex64) -> Option<num_complex::Complex64>,
 ) -> CSet {
     let Some(u) = ulps else {
@@ -2535,11 +2884,20 @@ fn complex_point_fn(
     let Some(z) = f(num_complex::Complex64::new(c.re.lo, c.im.lo)) else {
         return CSet::top(Why::UNMODELLED);
     };
-    normwise(fmt, z, u)
+    normwise(fmt, z, u, floor)
 }
 
-/// A complex value with each part widened by `ulps` ulps of its modulus.
-fn normwise(fmt: &Format, z: num_complex::Complex64, u: u32) -> CSet {
+/// The smallest magnitude a complex op's error is relative to: an angle's (pi) for the
+/// functions whose imaginary part is an argument (log, log1p, atan2), else none.
+fn error_floor(op: Opcode) -> f64 {
+    match op {
+        Opcode::Log | Opcode::Log1p | Opcode::Atan2 => std::f64::consts::PI,
+        _ => 0.0,
+    }
+}
+
+/// A complex value with each part widened by `ulps` ulps of its modulus (at least of `floor`).
+fn normwise(fmt: &Format, z: num_complex::Complex64, u: u32, floor: f64) -> CSet {
     let inf = !z.re.is_finite() || !z.im.is_finite();
     if inf {
         return CSet {
@@ -2548,7 +2906,7 @@ fn normwise(fmt: &Format, z: num_complex::Complex64, u: u32) -> CSet {
             inf: true,
         };
     }
-    let m = z.re.abs().max(z.im.abs());
+    let m = z.re.abs().max(z.im.abs()).max(floor);
     // One ulp of the modulus in the part type, at least the smallest positive value.
     let ulp = (fmt.next(fmt.up(m).v) - fmt.up(m).v).max(fmt.smallest_positive());
     let w = ulp * u as f64;
@@ -2585,11 +2943,18 @@ fn complex_binary(
         return CSet::top(Why::COMPLEX_INF);
     }
     let infinite = |c: &CSet| {
-        c.re.may_be_pos_inf() || c.re.may_be_neg_inf() || c.im.may_be_pos_inf() || c.im.may_be_neg_inf()
+        c.re.may_be_pos_inf()
+            || c.re.may_be_neg_inf()
+            || c.im.may_be_pos_inf()
+            || c.im.may_be_neg_inf()
     };
     match op {
         O::Add | O::Subtract => {
-            let f = if op == O::Add { arith::add } else { arith::subtract };
+            let f = if op == O::Add {
+                arith::add
+            } else {
+                arith::subtract
+            };
             CSet {
                 re: f(fmt, a.re, b.re, sub),
                 im: f(fmt, a.im, b.im, sub),
@@ -2627,7 +2992,7 @@ fn complex_binary(
                     inf: true,
                 };
             }
-            normwise(fmt, z, u)
+            normwise(fmt, z, u, error_floor(op))
         }
     }
 }

@@ -89,9 +89,9 @@ fn micro(ty: PrimitiveType) -> Format {
         p: 0,
         emin: 0,
         max,
-        // Subnormals are not flushed in these types (XLA converts them in software), so the
-        // smallest positive value stands in for the normal bound.
-        min_normal,
+        // XLA computes these types in f32, converting in software: only values that are f32
+        // subnormals (f8e8m0fnu's 2^-127) can be read as zero by f32 arithmetic.
+        min_normal: min_normal.max(f32::MIN_POSITIVE as f64),
         has_inf,
         table: Some(vals),
     }
@@ -159,6 +159,20 @@ impl Format {
         let ok = |v: f64| Rounded { v, nan: false };
         if x.is_nan() {
             return Rounded { v: x, nan: true };
+        }
+        if let Some(t) = &self.table {
+            if t.first().is_some_and(|&v| v > 0.0) && x <= 0.0 {
+                // A type of positive values only (f8e8m0fnu): zero and negatives are NaN.
+                return Rounded {
+                    v: f64::NAN,
+                    nan: true,
+                };
+            }
+            if x == 0.0 {
+                // A type without -0 (the fnuz types) has one zero.
+                let neg = t.iter().any(|v| v.to_bits() == (-0.0f64).to_bits());
+                return ok(if neg { x } else { 0.0 });
+            }
         }
         if x == 0.0 {
             return ok(x);
@@ -244,7 +258,11 @@ impl Format {
                 .iter()
                 .copied()
                 .find(|&v| v > x)
-                .unwrap_or(if self.has_inf { f64::INFINITY } else { f64::NAN });
+                .unwrap_or(if self.has_inf {
+                    f64::INFINITY
+                } else {
+                    f64::NAN
+                });
         }
         if x == f64::NEG_INFINITY {
             return -self.max;
@@ -294,7 +312,11 @@ impl Format {
             let y = if n > 0 { self.next(x) } else { self.prev(x) };
             if !y.is_finite() {
                 // Never step into infinity: the largest finite value is the last.
-                return if y.is_nan() { x } else { y.clamp(-self.max, self.max) };
+                return if y.is_nan() {
+                    x
+                } else {
+                    y.clamp(-self.max, self.max)
+                };
             }
             x = y;
         }
@@ -320,7 +342,11 @@ impl Format {
     /// Whether subnormal values of the type exist (f8 types with a table may have them too).
     pub fn smallest_positive(&self) -> f64 {
         match &self.table {
-            Some(t) => t.iter().copied().find(|&v| v > 0.0).unwrap_or(f64::MIN_POSITIVE),
+            Some(t) => t
+                .iter()
+                .copied()
+                .find(|&v| v > 0.0)
+                .unwrap_or(f64::MIN_POSITIVE),
             None => pow2(self.emin - (self.p - 1)),
         }
     }

@@ -54,16 +54,23 @@ fn shape(op: Opcode) -> Option<Shape> {
 /// `x` widened outward by `n` values of the type on the side `up` (never into infinity), then
 /// clamped to `[lo, hi]`.
 fn widen(fmt: &Format, x: f64, n: u32, up: bool, (lo, hi): (f64, f64)) -> f64 {
-    let r = if up { fmt.up(x.next_up_f64()) } else { fmt.down(x.next_down_f64()) };
+    let r = if up {
+        fmt.up(x.next_up_f64())
+    } else {
+        fmt.down(x.next_down_f64())
+    };
     let v = if r.v.is_finite() {
         fmt.step(r.v, if up { n as i32 } else { -(n as i32) })
     } else {
         r.v
     };
-    if up {
-        tmin(v, fmt.up(hi).v)
-    } else {
-        tmax(v, fmt.down(lo).v)
+    // Clamped to the image (a bound the type cannot hold, such as a negative one of an
+    // unsigned type, clamps nothing).
+    let bound = if up { fmt.up(hi).v } else { fmt.down(lo).v };
+    match (bound.is_nan(), up) {
+        (true, _) => v,
+        (false, true) => tmin(v, bound),
+        (false, false) => tmax(v, bound),
     }
 }
 
@@ -73,6 +80,10 @@ fn at(fmt: &Format, op: Opcode, sh: &Shape, x: f64, ulps: u32) -> FSet {
     let r = (sh.f)(x);
     if r.is_nan() {
         return FSet::NAN;
+    }
+    if r.is_infinite() && !fmt.has_inf {
+        // A pole in a type without infinities: NaN there, the largest values next to it.
+        return FSet::point(fmt.max.copysign(r)).with_nan(true);
     }
     if x.is_infinite() || (r.is_infinite() && fmt.holds(r)) {
         return FSet::point(r);
@@ -84,23 +95,22 @@ fn at(fmt: &Format, op: Opcode, sh: &Shape, x: f64, ulps: u32) -> FSet {
     let hi = widen(fmt, r, ulps, true, sh.image);
     let mut s = FSet::range(tmin(lo, hi), tmax(lo, hi)).because(Why::ULPS);
     // An approximation may overflow a little early or late.
-    if s.hi >= fmt.max && sh.image.1 == f64::INFINITY {
-        s = s.hull(FSet::point(f64::INFINITY));
+    let over = if fmt.has_inf {
+        |s: FSet, x: f64| s.hull(FSet::point(x))
+    } else {
+        |s: FSet, _: f64| s.with_nan(true)
+    };
+    if s.num && s.hi >= fmt.max && sh.image.1 == f64::INFINITY {
+        s = over(s, f64::INFINITY);
     }
-    if s.lo <= -fmt.max && sh.image.0 == f64::NEG_INFINITY {
-        s = s.hull(FSet::point(f64::NEG_INFINITY));
+    if s.num && s.lo <= -fmt.max && sh.image.0 == f64::NEG_INFINITY {
+        s = over(s, f64::NEG_INFINITY);
     }
     s
 }
 
 /// A unary approximated function of a float set (`None`: the op is not one).
-pub(crate) fn unary(
-    fmt: &Format,
-    op: Opcode,
-    a: FSet,
-    sub: Subnormals,
-    ulps: u32,
-) -> Option<FSet> {
+pub(crate) fn unary(fmt: &Format, op: Opcode, a: FSet, sub: Subnormals, ulps: u32) -> Option<FSet> {
     let a = operand(fmt, a, sub);
     let out = match op {
         Opcode::Sin | Opcode::Cos => periodic(fmt, op, a, ulps),
@@ -126,104 +136,97 @@ fn cosh_shape() -> Shape {
 
 fn monotone(fmt: &Format, op: Opcode, sh: &Shape, a: FSet, ulps: u32) -> FSet {
     let mut out = FSet::EMPTY.with_nan(a.nan);
-    if !a.num {
-        return out;
-    }
     let (dl, dh) = sh.domain;
-    if !le(dl, a.lo) || !le(a.hi, dh) {
-        // Part of the set lies outside the domain (for a domain starting at -0, a negative
-        // number; -0 itself is in it).
-        let outside_low = a.lo < dl || (dl == 0.0 && a.lo < 0.0);
-        if outside_low || a.hi > dh {
-            out.nan = true;
+    for (plo, phi) in a.pieces() {
+        // Outside the domain is NaN (a domain starting at -0 excludes negatives only).
+        let below = plo < dl || (dl == 0.0 && plo < 0.0);
+        if below || phi > dh {
+            out = out.with_nan(true);
         }
+        let lo = tmax(plo, dl);
+        let hi = tmin(phi, dh);
+        if !le(lo, hi) {
+            continue;
+        }
+        let (x, y) = if sh.rising { (lo, hi) } else { (hi, lo) };
+        out = out
+            .hull(at(fmt, op, sh, x, ulps))
+            .hull(at(fmt, op, sh, y, ulps));
     }
-    let lo = tmax(a.lo, dl);
-    let hi = tmin(a.hi, dh);
-    if !le(lo, hi) {
-        return out;
-    }
-    let (x, y) = if sh.rising { (lo, hi) } else { (hi, lo) };
-    let s = at(fmt, op, sh, x, ulps).hull(at(fmt, op, sh, y, ulps));
-    out.hull(s)
+    out
 }
 
-/// sin or cos: the values at the ends, and +-1 where an extremum lies between them; any
-/// value in [-1, 1] over a period or more. An infinity is NaN.
+/// sin or cos: the values at the ends of each piece, and +-1 where an extremum lies between
+/// them; any value in [-1, 1] over a period or more. An infinity is NaN.
 fn periodic(fmt: &Format, op: Opcode, a: FSet, ulps: u32) -> FSet {
-    let mut out = FSet::EMPTY.with_nan(a.nan);
-    if !a.num {
-        return out;
-    }
-    if a.lo.is_infinite() || a.hi.is_infinite() {
-        out.nan = true;
-    }
-    let unit = FSet::range(-1.0, 1.0).because(Why::ULPS);
-    let (lo, hi) = (a.lo.max(-f64::MAX), a.hi.min(f64::MAX));
-    if !le(lo, hi) {
-        return out;
-    }
-    let f: fn(f64) -> f64 = if op == Opcode::Sin { f64::sin } else { f64::cos };
+    let mut out = FSet::EMPTY.with_nan(a.nan || a.pinf || a.ninf);
+    let f: fn(f64) -> f64 = if op == Opcode::Sin {
+        f64::sin
+    } else {
+        f64::cos
+    };
     // Beyond this XLA's argument reduction is not measured to be accurate.
     let limit = super::ulps::periodic_limit(fmt.ty);
-    if hi - lo >= 2.0 * PI || lo.abs() > limit || hi.abs() > limit {
-        return out.hull(unit);
-    }
     let sh = Shape {
         f,
         domain: (f64::NEG_INFINITY, f64::INFINITY),
         rising: true,
         image: (-1.0, 1.0),
     };
-    let mut s = at(fmt, op, &sh, lo, ulps).hull(at(fmt, op, &sh, hi, ulps));
-    // Maxima of sin at pi/2 + 2k pi, minima at -pi/2 + 2k pi; cos: 2k pi and pi + 2k pi.
-    let (max_at, min_at) = if op == Opcode::Sin {
-        (FRAC_PI_2, -FRAC_PI_2)
-    } else {
-        (0.0, PI)
-    };
-    let crosses = |c: f64| {
-        // Is some c + 2k pi within [lo, hi] (with slack for the rounding of k pi)?
-        let k = ((lo - c) / (2.0 * PI)).ceil();
-        let x = c + k * 2.0 * PI;
-        x <= hi + 1e-9 * (1.0 + hi.abs())
-    };
-    if crosses(max_at) {
-        s = s.hull(FSet::point(1.0));
+    for (lo, hi) in a.reals() {
+        if hi - lo >= 2.0 * PI || lo.abs() > limit || hi.abs() > limit {
+            out = out.hull(FSet::range(-1.0, 1.0).because(Why::ULPS));
+            continue;
+        }
+        out = out
+            .hull(at(fmt, op, &sh, lo, ulps))
+            .hull(at(fmt, op, &sh, hi, ulps));
+        // Maxima of sin at pi/2 + 2k pi, minima at -pi/2 + 2k pi; cos: 2k pi and pi + 2k pi.
+        let (max_at, min_at) = if op == Opcode::Sin {
+            (FRAC_PI_2, -FRAC_PI_2)
+        } else {
+            (0.0, PI)
+        };
+        let crosses = |c: f64| {
+            // Is some c + 2k pi within [lo, hi] (with slack for the rounding of k pi)?
+            let k = ((lo - c) / (2.0 * PI)).ceil();
+            let x = c + k * 2.0 * PI;
+            x <= hi + 1e-9 * (1.0 + hi.abs())
+        };
+        if crosses(max_at) {
+            out = out.hull(FSet::point(1.0));
+        }
+        if crosses(min_at) {
+            out = out.hull(FSet::point(-1.0));
+        }
     }
-    if crosses(min_at) {
-        s = s.hull(FSet::point(-1.0));
-    }
-    out.hull(s)
+    out
 }
 
-/// tan: rising between poles; any value where a pole (pi/2 + k pi) may lie in the set.
+/// tan: rising between poles; any value where a pole (pi/2 + k pi) may lie in a piece.
 fn tan(fmt: &Format, a: FSet, ulps: u32) -> FSet {
-    let mut out = FSet::EMPTY.with_nan(a.nan);
-    if !a.num {
-        return out;
-    }
-    if a.lo.is_infinite() || a.hi.is_infinite() {
-        out.nan = true;
-    }
-    let (lo, hi) = (a.lo.max(-f64::MAX), a.hi.min(f64::MAX));
-    if !le(lo, hi) {
-        return out;
-    }
+    let mut out = FSet::EMPTY.with_nan(a.nan || a.pinf || a.ninf);
     let limit = super::ulps::periodic_limit(fmt.ty);
-    let k = ((lo - FRAC_PI_2) / PI).ceil();
-    let pole = FRAC_PI_2 + k * PI;
-    if hi - lo >= PI || lo.abs() > limit || hi.abs() > limit || pole <= hi + 1e-9 * (1.0 + hi.abs())
-    {
-        return out.hull(FSet::top(Why::ULPS).with_nan(false).because(Why::ULPS));
-    }
     let sh = Shape {
         f: f64::tan,
         domain: (f64::NEG_INFINITY, f64::INFINITY),
         rising: true,
         image: (f64::NEG_INFINITY, f64::INFINITY),
     };
-    out.hull(monotone(fmt, Opcode::Tan, &sh, FSet::range(lo, hi), ulps))
+    for (lo, hi) in a.reals() {
+        let k = ((lo - FRAC_PI_2) / PI).ceil();
+        let pole = FRAC_PI_2 + k * PI;
+        if hi - lo >= PI
+            || lo.abs() > limit
+            || hi.abs() > limit
+            || pole <= hi + 1e-9 * (1.0 + hi.abs())
+        {
+            out = out.hull(FSet::range(f64::NEG_INFINITY, f64::INFINITY).because(Why::ULPS));
+            continue;
+        }
+        out = out.hull(monotone(fmt, Opcode::Tan, &sh, FSet::range(lo, hi), ulps));
+    }
+    out
 }
 
 /// `atan2(y, x)`: at points the function's value widened by ulps; over sets the values at the
@@ -233,9 +236,6 @@ pub(crate) fn atan2(fmt: &Format, y: FSet, x: FSet, sub: Subnormals, ulps: u32) 
     let (y, x) = (operand(fmt, y, sub), operand(fmt, x, sub));
     let why = y.why | x.why;
     let mut out = FSet::EMPTY.with_nan(y.nan || x.nan);
-    if !y.num || !x.num {
-        return out.because(why);
-    }
     let sh = Shape {
         f: |v| v,
         domain: (f64::NEG_INFINITY, f64::INFINITY),
@@ -252,19 +252,22 @@ pub(crate) fn atan2(fmt: &Format, y: FSet, x: FSet, sub: Subnormals, ulps: u32) 
         s.why |= Why::ULPS;
         s
     };
-    let crosses_cut = le(y.lo, 0.0) && le(-0.0, y.hi) && x.lo < 0.0;
-    let holds_origin = y.may_be_zero() && x.may_be_zero();
-    if (crosses_cut && !(y.is_point() && x.is_point())) || (holds_origin && !y.is_point()) {
-        let pi = fmt.up(PI).v;
-        out = out.hull(FSet::range(-pi, pi).because(Why::BRANCH | Why::ULPS));
-    } else {
-        for yy in [y.lo, y.hi] {
-            for xx in [x.lo, x.hi] {
-                out = out.hull(one(yy, xx));
+    for (yl, yh) in y.pieces() {
+        for (xl, xh) in x.pieces() {
+            let ypt = yl.to_bits() == yh.to_bits();
+            let xpt = xl.to_bits() == xh.to_bits();
+            let crosses_cut = le(yl, 0.0) && le(-0.0, yh) && xl < 0.0 && !ypt;
+            let holds_origin = le(yl, 0.0) && le(-0.0, yh) && le(xl, 0.0) && le(-0.0, xh);
+            if crosses_cut || (holds_origin && !(ypt && xpt)) {
+                let pi = fmt.up(PI).v;
+                out = out.hull(FSet::range(-pi, pi).because(Why::BRANCH | Why::ULPS));
+                continue;
             }
-        }
-        if x.is_point() && y.is_point() {
-            out = out.hull(one(y.lo, x.lo));
+            for yy in [yl, yh] {
+                for xx in [xl, xh] {
+                    out = out.hull(one(yy, xx));
+                }
+            }
         }
     }
     result(fmt, out.because(why), sub)
@@ -297,29 +300,32 @@ pub(crate) fn power(fmt: &Format, x: FSet, y: FSet, sub: Subnormals, ulps: u32) 
         at(fmt, Opcode::Power, &sh, r, ulps)
     };
     let mut out = FSet::EMPTY;
-    // A NaN operand is one more candidate: C's pow gives pow(NaN, 0) = pow(1, NaN) = 1.
-    let mut xs: Vec<f64> = if x.num { vec![x.lo, x.hi] } else { vec![] };
-    let mut ys: Vec<f64> = if y.num { vec![y.lo, y.hi] } else { vec![] };
-    if x.num && y.num && x.is_point() && y.is_point() && !x.nan && !y.nan {
+    if x.is_point() && y.is_point() {
         return result(fmt, one(x.lo, y.lo).because(why), sub);
     }
-    if x.nan {
-        xs.push(f64::NAN);
-    }
-    if y.nan {
-        ys.push(f64::NAN);
-    }
-    if x.num && (x.contains(1.0) || (x.lo < 1.0 && x.hi > 1.0)) {
-        xs.push(1.0);
-    }
-    if y.meets(-0.0, 0.0) {
-        ys.push(0.0);
-    }
-    if x.meets(-0.0, 0.0) {
-        xs.push(0.0);
-        xs.push(-0.0);
-    }
-    let negative_base = x.num && x.lo < 0.0;
+    // Candidates: the ends of every piece, 1 and 0 where a piece crosses them, and NaN (C's
+    // pow gives pow(NaN, 0) = pow(1, NaN) = 1).
+    let cands = |s: &FSet, special: f64| -> Vec<f64> {
+        let mut v = Vec::new();
+        for (lo, hi) in s.pieces() {
+            v.push(lo);
+            v.push(hi);
+            if lo < special && special < hi {
+                v.push(special);
+            }
+            if le(lo, 0.0) && le(-0.0, hi) {
+                v.push(0.0);
+                v.push(-0.0);
+            }
+        }
+        if s.nan {
+            v.push(f64::NAN);
+        }
+        v
+    };
+    let xs = cands(&x, 1.0);
+    let ys = cands(&y, 0.0);
+    let negative_base = x.meets(f64::NEG_INFINITY, -5e-324);
     let integer_y = y.is_point() && y.lo.fract() == 0.0;
     if negative_base && !integer_y {
         out.nan = true;
@@ -355,7 +361,8 @@ pub(crate) fn around(fmt: &Format, r: f64, ulps: u32) -> FSet {
     if ulps == 0 || !s.num {
         return s;
     }
-    FSet::range(fmt.step(s.lo, -(ulps as i32)), fmt.step(s.hi, ulps as i32)).because(Why::ULPS)
+    FSet::range(fmt.step(s.lo, -(ulps as i32)), fmt.step(s.hi, ulps as i32))
+        .because(Why::ULPS | s.why)
 }
 
 #[cfg(test)]

@@ -101,74 +101,114 @@ pub(crate) fn tmax(a: f64, b: f64) -> f64 {
     }
 }
 
-/// The values a float element may take: the numbers in `[lo, hi]` (total order, so a set can
-/// hold +0 without -0) when `num`, and NaN (of any sign and payload) when `nan`.
+/// The values a float element may take, as pieces: the reals of one interval `[lo, hi]` when
+/// `num` (total order, so it can hold +0 without -0; an infinite bound means the reals are
+/// unbounded on that side, as where XLA keeps a value wider than its type), the zeros `nzero`
+/// and `pzero` and the infinities `ninf` and `pinf` as values of their own (so that a
+/// subnormal flushed to zero, or a function's pole, does not fill the gap between them and the
+/// interval), and NaN when `nan` (of the sign `nan_sign` when that is known).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FSet {
     pub lo: f64,
     pub hi: f64,
     pub num: bool,
+    pub nzero: bool,
+    pub pzero: bool,
+    pub ninf: bool,
+    pub pinf: bool,
     pub nan: bool,
+    /// The sign a NaN of the set has when it is known (a NaN of the inputs, moved or negated);
+    /// `None`: either (a NaN an operation makes has no specified sign).
+    pub nan_sign: Option<bool>,
     pub why: Why,
 }
 
 impl FSet {
-    /// Exactly `x`.
-    pub fn point(x: f64) -> FSet {
-        if x.is_nan() {
-            return FSet::NAN;
-        }
-        FSet {
-            lo: x,
-            hi: x,
-            num: true,
-            nan: false,
-            why: Why::NONE,
-        }
-    }
-
-    /// Only NaN.
-    pub const NAN: FSet = FSet {
-        lo: 0.0,
-        hi: 0.0,
-        num: false,
-        nan: true,
-        why: Why::NONE,
-    };
-
     /// Nothing (no value at all: the identity of [`FSet::hull`]).
     pub const EMPTY: FSet = FSet {
         lo: 0.0,
         hi: 0.0,
         num: false,
+        nzero: false,
+        pzero: false,
+        ninf: false,
+        pinf: false,
         nan: false,
+        nan_sign: None,
         why: Why::NONE,
     };
+
+    /// Only NaN (of either sign).
+    pub const NAN: FSet = FSet {
+        nan: true,
+        ..FSet::EMPTY
+    };
+
+    /// Exactly `x` (a NaN with its sign; a zero or an infinity as a lone value).
+    pub fn point(x: f64) -> FSet {
+        if x.is_nan() {
+            return FSet {
+                nan_sign: Some(x.is_sign_negative()),
+                ..FSet::NAN
+            };
+        }
+        let lone = FSet {
+            lo: x,
+            hi: x,
+            ..FSet::EMPTY
+        };
+        if x == 0.0 {
+            return FSet {
+                nzero: x.is_sign_negative(),
+                pzero: !x.is_sign_negative(),
+                ..lone
+            };
+        }
+        if x.is_infinite() {
+            return FSet {
+                pinf: x > 0.0,
+                ninf: x < 0.0,
+                ..lone
+            };
+        }
+        FSet { num: true, ..lone }
+    }
 
     /// Any value, NaN included.
     pub fn top(why: Why) -> FSet {
         FSet {
-            lo: f64::NEG_INFINITY,
-            hi: f64::INFINITY,
-            num: true,
             nan: true,
             why,
+            ..FSet::range(f64::NEG_INFINITY, f64::INFINITY)
         }
     }
 
-    /// The numbers in `[lo, hi]` (no NaN).
+    /// The reals in `[lo, hi]` (no NaN); an infinite bound also holds that infinity; a range of
+    /// one zero or one infinity is that lone value.
     pub fn range(lo: f64, hi: f64) -> FSet {
+        if lo.is_nan() || hi.is_nan() {
+            // A bound a rounding made NaN (a type without infinities or zeros): NaN.
+            return FSet::NAN;
+        }
+        if lo.to_bits() == hi.to_bits() && (lo == 0.0 || lo.is_infinite()) {
+            return FSet::point(lo);
+        }
         FSet {
             lo,
             hi,
             num: true,
-            nan: false,
-            why: Why::NONE,
+            ninf: lo == f64::NEG_INFINITY,
+            pinf: hi == f64::INFINITY,
+            ..FSet::EMPTY
         }
     }
 
+    /// The set with a NaN an operation makes (of either sign) when `nan`.
     pub fn with_nan(mut self, nan: bool) -> FSet {
-        self.nan |= nan;
+        if nan {
+            self.nan = true;
+            self.nan_sign = None;
+        }
         self
     }
 
@@ -177,9 +217,49 @@ impl FSet {
         self
     }
 
-    /// A single number (not NaN).
+    fn lone_count(&self) -> u32 {
+        self.nzero as u32 + self.pzero as u32 + self.ninf as u32 + self.pinf as u32
+    }
+
+    /// One exactly known value (a number, a zero or an infinity, not NaN): then `lo` is it.
     pub fn is_point(&self) -> bool {
-        self.num && !self.nan && self.lo.to_bits() == self.hi.to_bits()
+        if self.nan {
+            return false;
+        }
+        if self.num {
+            self.lone_count() == 0 && self.lo.to_bits() == self.hi.to_bits()
+        } else {
+            self.lone_count() == 1
+        }
+    }
+
+    /// The non-NaN values as closed pieces (total order): the interval (its infinite bounds
+    /// are unbounded reals), each lone zero outside it, and each infinity (always a piece of its
+    /// own, the value itself).
+    pub fn pieces(&self) -> Vec<(f64, f64)> {
+        let mut v = Vec::with_capacity(5);
+        if self.num {
+            v.push((self.lo, self.hi));
+        }
+        for (flag, x) in [(self.nzero, -0.0), (self.pzero, 0.0)] {
+            if flag && !(self.num && le(self.lo, x) && le(x, self.hi)) {
+                v.push((x, x));
+            }
+        }
+        if self.ninf {
+            v.push((f64::NEG_INFINITY, f64::NEG_INFINITY));
+        }
+        if self.pinf {
+            v.push((f64::INFINITY, f64::INFINITY));
+        }
+        v
+    }
+
+    /// The real pieces only (the interval and lone zeros), without the infinities.
+    pub fn reals(&self) -> Vec<(f64, f64)> {
+        let mut p = self.pieces();
+        p.retain(|&(lo, hi)| !(lo == hi && lo.is_infinite()));
+        p
     }
 
     /// The smallest set holding both.
@@ -188,36 +268,58 @@ impl FSet {
             (true, true) => (tmin(self.lo, o.lo), tmax(self.hi, o.hi), true),
             (true, false) => (self.lo, self.hi, true),
             (false, true) => (o.lo, o.hi, true),
-            (false, false) => (0.0, 0.0, false),
+            (false, false) => {
+                // Lone values only: keep one's value in the bounds (see `is_point`).
+                let v = if self.lone_count() > 0 { self.lo } else { o.lo };
+                (v, v, false)
+            }
+        };
+        let nan_sign = match (self.nan, o.nan) {
+            (true, true) if self.nan_sign == o.nan_sign => self.nan_sign,
+            (true, false) => self.nan_sign,
+            (false, true) => o.nan_sign,
+            _ => None,
         };
         FSet {
             lo,
             hi,
             num,
+            nzero: self.nzero || o.nzero,
+            pzero: self.pzero || o.pzero,
+            ninf: self.ninf || o.ninf,
+            pinf: self.pinf || o.pinf,
             nan: self.nan || o.nan,
+            nan_sign,
             why: self.why | o.why,
         }
     }
 
-    /// Whether `x` is one of the values (NaN: when NaN is).
+    /// Whether `x` is one of the values (NaN: when NaN of its sign is).
     pub fn contains(&self, x: f64) -> bool {
         if x.is_nan() {
-            return self.nan;
+            return self.nan && self.nan_sign.is_none_or(|neg| neg == x.is_sign_negative());
         }
-        self.num && le(self.lo, x) && le(x, self.hi)
+        let lone = match x {
+            f64::INFINITY => self.pinf,
+            f64::NEG_INFINITY => self.ninf,
+            _ if x == 0.0 && x.is_sign_negative() => self.nzero,
+            _ if x == 0.0 => self.pzero,
+            _ => false,
+        };
+        lone || (self.num && le(self.lo, x) && le(x, self.hi))
     }
 
-    /// Whether a number in `[a, b]` (total order) may be a value.
+    /// Whether a value in `[a, b]` (total order, infinities included) may be one.
     pub fn meets(&self, a: f64, b: f64) -> bool {
-        self.num && le(self.lo, b) && le(a, self.hi)
+        self.pieces().iter().any(|&(lo, hi)| le(lo, b) && le(a, hi))
     }
 
     pub fn may_be_pos_inf(&self) -> bool {
-        self.num && self.hi == f64::INFINITY
+        self.pinf
     }
 
     pub fn may_be_neg_inf(&self) -> bool {
-        self.num && self.lo == f64::NEG_INFINITY
+        self.ninf
     }
 
     /// Whether a zero (of either sign) may be a value.
@@ -227,28 +329,57 @@ impl FSet {
 
     /// Whether every value is NaN (and there is one).
     pub fn only_nan(&self) -> bool {
-        self.nan && !self.num
+        self.nan && !self.has_number()
     }
 
-    /// The largest magnitude of its numbers (0 when it has none).
+    /// Whether it holds a value that is not NaN.
+    pub fn has_number(&self) -> bool {
+        self.num || self.lone_count() > 0
+    }
+
+    /// The least and greatest non-NaN values in total order.
+    pub fn extent(&self) -> Option<(f64, f64)> {
+        let p = self.pieces();
+        let lo = p.iter().map(|x| x.0).reduce(tmin)?;
+        let hi = p.iter().map(|x| x.1).reduce(tmax)?;
+        Some((lo, hi))
+    }
+
+    /// The largest magnitude of its values (0 when it has none).
     pub fn max_abs(&self) -> f64 {
-        if !self.num {
-            return 0.0;
-        }
-        self.lo.abs().max(self.hi.abs())
+        self.pieces()
+            .iter()
+            .map(|&(lo, hi)| lo.abs().max(hi.abs()))
+            .fold(0.0, f64::max)
     }
 
-    /// The smallest magnitude of its numbers (0 when the range holds a zero).
+    /// The smallest magnitude of its values (0 when it may be a zero).
     pub fn min_abs(&self) -> f64 {
-        if !self.num || self.may_be_zero() {
+        if self.may_be_zero() {
             return 0.0;
         }
-        self.lo.abs().min(self.hi.abs())
+        self.pieces()
+            .iter()
+            .map(|&(lo, hi)| lo.abs().min(hi.abs()))
+            .fold(f64::INFINITY, f64::min)
     }
 
-    /// Whether it holds one value of any kind.
+    /// Every value between its least and greatest (the gaps between its pieces filled).
+    pub fn convex(&self) -> FSet {
+        let Some((lo, hi)) = self.extent() else {
+            return *self;
+        };
+        FSet {
+            nan: self.nan,
+            nan_sign: self.nan_sign,
+            why: self.why,
+            ..FSet::range(lo, hi)
+        }
+    }
+
+    /// Whether it holds no value at all.
     pub fn is_empty(&self) -> bool {
-        !self.num && !self.nan
+        !self.nan && !self.has_number()
     }
 }
 
@@ -363,6 +494,10 @@ mod tests {
         assert!(z.contains(0.0) && !z.contains(-0.0) && !z.contains(f64::NAN));
         let both = FSet::point(-0.0).hull(z);
         assert!(both.contains(-0.0) && both.contains(0.0) && !both.contains(1e-300));
+        // A lone zero and an interval keep the gap between them.
+        let gap = FSet::point(0.0).hull(FSet::range(1.0, 2.0));
+        assert!(gap.contains(0.0) && gap.contains(1.5) && !gap.contains(0.5));
+        assert_eq!(gap.extent(), Some((0.0, 2.0)));
         let n = FSet::NAN.hull(FSet::point(2.0));
         assert!(n.contains(f64::NAN) && n.contains(2.0) && !n.contains(1.0));
         assert!(FSet::range(-1.0, 1.0).may_be_zero());

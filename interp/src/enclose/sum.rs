@@ -81,6 +81,9 @@ pub(crate) struct SumAcc {
     all_neg_zero: bool,
     any_pos_zero: bool,
     terms: u64,
+    /// The sum may start from +0 (an accumulator set to zero before the first term, as a dot's
+    /// or a convolution's loop does): then +0 + -0 makes a zero sum +0.
+    pub from_zero: bool,
     why: Why,
 }
 
@@ -93,6 +96,14 @@ impl SumAcc {
         }
     }
 
+    /// A sum whose accumulator starts at +0 (a dot's, a convolution's).
+    pub fn from_zero() -> SumAcc {
+        SumAcc {
+            from_zero: true,
+            ..SumAcc::new()
+        }
+    }
+
     /// Adds a term (its numbers as exact reals).
     pub fn add(&mut self, t: FSet) {
         self.terms += 1;
@@ -101,7 +112,7 @@ impl SumAcc {
         if t.only_nan() {
             self.nan_sure = true;
         }
-        if !t.num {
+        if !t.has_number() {
             self.zeros_only = false;
             self.all_neg_zero = false;
             return;
@@ -113,7 +124,7 @@ impl SumAcc {
             self.pinf_sure |= p.pinf && !t.nan;
             self.ninf_sure |= p.ninf && !t.nan;
         }
-        let is_zero = t.lo == 0.0 && t.hi == 0.0;
+        let is_zero = t.max_abs() == 0.0;
         if !is_zero {
             self.zeros_only = false;
         }
@@ -184,7 +195,7 @@ impl SumAcc {
                 if self.all_neg_zero {
                     o.value(-0.0);
                 }
-                if self.any_pos_zero || !self.all_neg_zero {
+                if self.any_pos_zero || !self.all_neg_zero || self.from_zero {
                     o.value(0.0);
                 }
             } else {
@@ -239,7 +250,7 @@ impl ProdAcc {
     pub fn add(&mut self, t: FSet) {
         self.why |= t.why;
         self.nan |= t.nan;
-        if !t.num {
+        if !t.has_number() {
             self.nan_sure |= t.only_nan();
             return;
         }
@@ -260,8 +271,8 @@ impl ProdAcc {
         if lo < 1.0 {
             self.log_small += l2(lo);
         }
-        let neg = t.meets(f64::NEG_INFINITY, -0.0);
-        let pos = t.meets(0.0, f64::INFINITY);
+        let neg = t.ninf || t.meets(f64::NEG_INFINITY, -0.0);
+        let pos = t.pinf || t.meets(0.0, f64::INFINITY);
         if neg && pos {
             self.sign_free = true;
         } else if neg {
@@ -269,7 +280,7 @@ impl ProdAcc {
         }
         if t.may_be_zero() {
             self.zero_possible = true;
-            self.zero_sure |= t.lo == 0.0 && t.hi == 0.0 && !t.nan;
+            self.zero_sure |= t.max_abs() == 0.0 && !t.nan;
         }
         if t.max_abs() == f64::INFINITY {
             self.inf_possible = true;
@@ -281,7 +292,12 @@ impl ProdAcc {
         let mut why = self.why;
         let mut o = Out::new(out);
         if self.n == 0.0 {
-            return if self.nan { FSet::NAN } else { FSet::point(1.0) }.because(why);
+            return if self.nan {
+                FSet::NAN
+            } else {
+                FSet::point(1.0)
+            }
+            .because(why);
         }
         if self.nan || self.nan_sure {
             o.nan();
@@ -332,7 +348,10 @@ impl ProdAcc {
         for &s in signs {
             let (a, b) = if s > 0.0 { (lo, hi) } else { (-hi, -lo) };
             let zero_lo = if s > 0.0 { 0.0 } else { -0.0 };
-            let (a, b) = (if a == 0.0 { zero_lo } else { a }, if b == 0.0 { zero_lo } else { b });
+            let (a, b) = (
+                if a == 0.0 { zero_lo } else { a },
+                if b == 0.0 { zero_lo } else { b },
+            );
             o.range(super::arith::Ex::exact(a), super::arith::Ex::exact(b));
             if over {
                 o.value(f64::INFINITY * s);

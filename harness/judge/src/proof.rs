@@ -1,0 +1,162 @@
+//! The arbiter: whether XLA's result lies within the set of results a legitimate implementation
+//! returns ([`interp::enclose`]). A difference beyond the tolerance is a proven mismatch only
+//! when some differing element lies outside its set; the evidence names each such element,
+//! XLA's value, the set and the freedoms that bound it.
+
+use crate::compare::{failing_elements, scalar_text, Tolerance};
+use engine::backend::{Outcome, RunResult};
+use hlo::{Literal, Module};
+use interp::enclose::{enclose, EncloseOptions, Enclosure, Why};
+use serde::{Deserialize, Serialize};
+
+/// One element outside its set: the proof that no legitimate implementation returns XLA's value.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OutsideElement {
+    /// The backend whose value it is.
+    pub backend: String,
+    pub output: usize,
+    pub flat: usize,
+    /// XLA's value and the oracle's.
+    pub actual: String,
+    pub expected: String,
+    /// The set of legitimate values (`[lo, hi]`, `NaN`, ...).
+    pub set: String,
+    /// The freedoms that widened the set (what bounds it).
+    pub freedoms: Vec<String>,
+}
+
+/// What the enclosure established about a difference.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Proof {
+    /// Elements outside their sets (the first few) and how many there are.
+    pub outside: Vec<OutsideElement>,
+    pub outside_count: usize,
+    /// Differing elements inside their sets, and how many of those the set does not bound at
+    /// all (an op not modelled: too wide to decide).
+    pub inside_count: usize,
+    pub unbounded_count: usize,
+    /// The freedoms that widened the sets of the differing elements inside them.
+    pub inside_freedoms: Vec<String>,
+    /// Why no set could be computed (a budget, an unsupported op); nothing is proven then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl Proof {
+    /// Whether it proves a mismatch.
+    pub fn proves(&self) -> bool {
+        self.outside_count > 0
+    }
+
+    /// One line for humans.
+    pub fn summary(&self) -> String {
+        if let Some(e) = &self.error {
+            return format!("no set of legitimate results could be computed ({e})");
+        }
+        if let Some(o) = self.outside.first() {
+            let mut s = format!(
+                "{} element(s) outside the results any legitimate implementation returns; output \
+                 {} element {}: {} gives {}, legitimate: {}",
+                self.outside_count, o.output, o.flat, o.backend, o.actual, o.set
+            );
+            if !o.freedoms.is_empty() {
+                s.push_str(&format!(" (bounded by {})", o.freedoms.join(", ")));
+            }
+            return s;
+        }
+        let mut s = format!(
+            "each of the {} differing element(s) lies inside the results a legitimate \
+             implementation may return",
+            self.inside_count
+        );
+        if self.unbounded_count > 0 {
+            s.push_str(&format!(
+                "; {} of them unbounded (the set is too wide to decide)",
+                self.unbounded_count
+            ));
+        }
+        if !self.inside_freedoms.is_empty() {
+            s.push_str(&format!(" ({})", self.inside_freedoms.join(", ")));
+        }
+        s
+    }
+}
+
+/// How many outside elements a proof keeps.
+const KEPT: usize = 5;
+
+/// The proof over every XLA result in `outcomes` that differs from the oracle's (`oracle`): the
+/// module enclosed on `inputs`, each differing element checked against its set.
+pub fn prove(
+    module: &Module,
+    inputs: &[Literal],
+    oracle: &RunResult,
+    outcomes: &[(String, Outcome)],
+    tol: &Tolerance,
+) -> Proof {
+    let enc = match enclose(module, inputs, &EncloseOptions::default()) {
+        Ok(e) => e,
+        Err(e) => {
+            return Proof {
+                error: Some(e.to_string()),
+                ..Proof::default()
+            }
+        }
+    };
+    check(&enc, oracle, outcomes, tol)
+}
+
+/// [`prove`] against an enclosure already computed.
+pub fn check(
+    enc: &Enclosure,
+    oracle: &RunResult,
+    outcomes: &[(String, Outcome)],
+    tol: &Tolerance,
+) -> Proof {
+    let mut p = Proof::default();
+    let mut inside_why = Why::NONE;
+    let expected: Vec<&hlo::ArrayLiteral> =
+        oracle.outputs.iter().flat_map(|l| l.leaves()).collect();
+    for (name, o) in outcomes {
+        if name == engine::ORACLE || name == engine::VOTER {
+            continue;
+        }
+        let Some(r) = o.as_ok() else { continue };
+        let actual: Vec<&hlo::ArrayLiteral> = r.outputs.iter().flat_map(|l| l.leaves()).collect();
+        for (leaf, (e, a)) in expected.iter().zip(&actual).enumerate() {
+            let Some(set) = enc.leaves.get(leaf) else {
+                continue;
+            };
+            if set.ty != a.ty || set.len() != a.len() {
+                continue;
+            }
+            let candidates =
+                failing_elements(leaf, e, a, tol).unwrap_or_else(|| (0..a.len()).collect());
+            for k in candidates {
+                let v = a.get(k);
+                if set.holds(k, v) {
+                    p.inside_count += 1;
+                    inside_why |= set.why(k);
+                    if set.is_unbounded(k) {
+                        p.unbounded_count += 1;
+                    }
+                    continue;
+                }
+                p.outside_count += 1;
+                if p.outside.len() < KEPT {
+                    p.outside.push(OutsideElement {
+                        backend: name.clone(),
+                        output: leaf,
+                        flat: k,
+                        actual: scalar_text(v),
+                        expected: scalar_text(e.get(k)),
+                        set: set.describe(k),
+                        freedoms: set.why(k).names().iter().map(|s| s.to_string()).collect(),
+                    });
+                }
+            }
+        }
+    }
+    p.inside_freedoms = inside_why.names().iter().map(|s| s.to_string()).collect();
+    p
+}
