@@ -629,3 +629,11 @@ pub struct StackFrame {
     #[prost(int32, tag = "2")]
     pub parent_frame_id: i32,
 }
+
+/// `xla.HloModuleProtoWithConfig` (`xla/xla.proto`): a module with its configuration, the
+/// program format `"hlo_with_config"`; the configuration is not read.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct HloModuleProtoWithConfig {
+    #[prost(message, optional, tag = "1")]
+    pub hlo_module: Option<HloModuleProto>,
+}

@@ -19,7 +19,7 @@ mod read;
 mod write;
 
 pub use messages::*;
-pub use read::module_from_proto;
+pub use read::{module_from_proto, shape_from_proto};
 pub use write::{module_to_proto, shape_to_proto};
 
 use crate::ir::Module;
@@ -50,6 +50,17 @@ pub fn encode_module(m: &Module) -> Result<Vec<u8>, ProtoError> {
 pub fn decode_module(bytes: &[u8]) -> Result<Module, ProtoError> {
     let p = HloModuleProto::decode(bytes).map_err(|e| ProtoError::Malformed(e.to_string()))?;
     module_from_proto(&p)
+}
+
+/// A module from a serialized `HloModuleProtoWithConfig` (program format `"hlo_with_config"`).
+pub fn decode_module_with_config(bytes: &[u8]) -> Result<Module, ProtoError> {
+    let p = HloModuleProtoWithConfig::decode(bytes)
+        .map_err(|e| ProtoError::Malformed(e.to_string()))?;
+    module_from_proto(
+        p.hlo_module
+            .as_ref()
+            .ok_or_else(|| ProtoError::Malformed("no hlo_module".into()))?,
+    )
 }
 
 /// Whether bytes look like a serialized `HloModuleProto` rather than HLO text: a proto starts
