@@ -281,11 +281,9 @@ fn build_workers(backends: &[String], global: &Global) -> Result<Vec<WorkerBacke
         };
         match b {
             Some(b) => workers.push(b),
-            None => {
-                return Err(Failure::bad_input(format!(
-                    "unknown backend `{name}` (known: interp, xla-cpu, xla-gpu, stablehlo-ref)"
-                )))
-            }
+            None => return Err(Failure::bad_input(format!(
+                "unknown backend `{name}` (known: interp, xla-cpu, xla-gpu, stablehlo-ref, pjrt)"
+            ))),
         }
     }
     Ok(workers)

@@ -697,6 +697,24 @@ fn instruction_to_proto(
             },
         }
     }
+    // Messages XLA requires of these opcodes even when every field has its default.
+    match i.opcode {
+        Opcode::Dot => {
+            dot(&mut p);
+        }
+        Opcode::Gather => {
+            gather(&mut p);
+        }
+        Opcode::Scatter => {
+            scatter(&mut p);
+        }
+        Opcode::Convolution => {
+            p.convolution_dimension_numbers
+                .get_or_insert_with(Default::default);
+            p.window.get_or_insert_with(Default::default);
+        }
+        _ => {}
+    }
     if operand_precision.is_some() || algorithm.is_some() {
         p.precision_config = Some(PrecisionConfig {
             operand_precision: operand_precision.unwrap_or_default(),

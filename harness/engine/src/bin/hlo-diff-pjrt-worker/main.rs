@@ -50,8 +50,13 @@ fn fail(kind: &'static str, stage: &'static str, message: impl Into<String>) -> 
 }
 
 fn pjrt_fail(stage: &'static str, e: PjrtError) -> Failure {
-    // UNIMPLEMENTED: something this XLA does not do (an unsupported op or type).
-    let kind = if e.code == 12 {
+    // UNIMPLEMENTED: something this XLA does not do (an unsupported op or type); a custom-call
+    // whose handler the embedder registers (jaxlib's LAPACK kernels) and this plugin lacks.
+    let kind = if e.code == 12
+        || e.message.contains("No FFI handler registered")
+        || e.message
+            .contains("No registered implementation for custom call")
+    {
         "unsupported"
     } else {
         "rejected"

@@ -4,6 +4,7 @@
 //! `env_option_overrides` entry (XLA applies them by field name on top of its defaults and
 //! `XLA_FLAGS`; a repeated field such as `xla_disable_hlo_passes` takes a comma-separated list).
 //! `debug_options` itself is left out: a proto's would replace XLA's defaults with zeros.
+//! One override is always there: `xla_cpu_enable_fast_min_max=false`, as jaxlib sets it.
 
 use hlo::proto::{ProgramShapeProto, ShapeProto};
 
@@ -67,6 +68,11 @@ pub fn compile_options(
     let mut set = |k: &str, v: OptionValue| {
         overrides.insert(k.to_string(), OptionOverrideProto { value: Some(v) });
     };
+    // What jaxlib's CompileOptions changes from XLA's defaults, so that both routes test one
+    // configuration: XLA CPU's default `xla_cpu_enable_fast_min_max=true` drops NaN in
+    // maximum/minimum (checked: maximum(1, NaN) is 1 on the 0.11.2 plugin by default, NaN with
+    // this set). A request's own value replaces it.
+    set("xla_cpu_enable_fast_min_max", OptionValue::Bool(false));
     if let Some(d) = dump_to {
         set("xla_dump_to", OptionValue::String(d.display().to_string()));
     }
