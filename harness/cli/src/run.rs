@@ -281,9 +281,11 @@ fn build_workers(backends: &[String], global: &Global) -> Result<Vec<WorkerBacke
         };
         match b {
             Some(b) => workers.push(b),
-            None => return Err(Failure::bad_input(format!(
+            None => {
+                return Err(Failure::bad_input(format!(
                 "unknown backend `{name}` (known: interp, xla-cpu, xla-gpu, stablehlo-ref, pjrt)"
-            ))),
+            )))
+            }
         }
     }
     Ok(workers)
