@@ -38,15 +38,14 @@ pub fn run(_args: Args, global: &Global) -> Result<Exit, Failure> {
     // scripts/setup installs): its worker's greeting, or why it cannot start (no exit 3: the
     // jaxlib backends do not need it).
     let plugin = engine::worker::default_pjrt_plugin();
-    let pjrt_missing = match WorkerBackend::pjrt(WorkerConfig::new(Platform::Cpu).with_workers(1))
-        .info()
-    {
-        Ok(h) => {
-            env.pjrt = engine::environment::Pjrt::of_hello(&h);
-            None
-        }
-        Err(o) => Some(format!("{}: {o}", plugin.display())),
-    };
+    let pjrt_missing =
+        match WorkerBackend::pjrt(WorkerConfig::new(Platform::Cpu).with_workers(1)).info() {
+            Ok(h) => {
+                env.pjrt = engine::environment::Pjrt::of_hello(&h);
+                None
+            }
+            Err(o) => Some(format!("{}: {o}", plugin.display())),
+        };
     if global.json {
         let mut j = env.to_json();
         if let (Some(why), Some(m)) = (&pjrt_missing, j.as_object_mut()) {
@@ -61,7 +60,10 @@ pub fn run(_args: Args, global: &Global) -> Result<Exit, Failure> {
                 p.plugin,
                 p.platform,
                 p.pjrt_api_version,
-                p.attributes.get("xla_version").map(String::as_str).unwrap_or("-")
+                p.attributes
+                    .get("xla_version")
+                    .map(String::as_str)
+                    .unwrap_or("-")
             ),
             (None, Some(why)) => println!("pjrt         unavailable: {why}"),
             (None, None) => {}

@@ -63,10 +63,13 @@ pub fn decode_module_with_config(bytes: &[u8]) -> Result<Module, ProtoError> {
     )
 }
 
-/// Whether bytes look like a serialized `HloModuleProto` rather than HLO text: a proto starts
-/// with field 1 (`name`, a length-delimited string) and is not valid text of a module.
+/// Whether bytes are a serialized `HloModuleProto` (an `.hlo.pb` dump) rather than HLO text:
+/// they start with field 1 (`name`, a length-delimited string, byte 0x0a), decode, and hold a
+/// computation; text starts with `HloModule` (after any blank lines, which no proto decodes
+/// into computations).
 pub fn looks_like_module_proto(bytes: &[u8]) -> bool {
-    bytes.first() == Some(&0x0a) && HloModuleProto::decode(bytes).is_ok()
+    bytes.first() == Some(&0x0a)
+        && HloModuleProto::decode(bytes).is_ok_and(|p| !p.computations.is_empty())
 }
 
 /// `xla.PrimitiveType`'s number for an element type.
