@@ -9,6 +9,7 @@ pub mod literal;
 pub mod opcode;
 pub mod parse;
 pub mod print;
+pub mod proto;
 pub mod shape;
 pub mod types;
 pub mod verify;

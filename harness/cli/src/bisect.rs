@@ -153,10 +153,14 @@ pub fn xla_backend(name: &str, global: &Global) -> Result<WorkerBackend, Failure
         .with_python(global.python.clone())
         .with_workers(1);
     let b = match name {
-        "xla-cpu" | "xla-gpu" => WorkerBackend::by_name(name, cfg),
+        "xla-cpu" | "xla-gpu" | "pjrt" => WorkerBackend::by_name(name, cfg),
         _ => None,
     }
-    .ok_or_else(|| Failure::bad_input(format!("--backend {name}: expected xla-cpu or xla-gpu")))?;
+    .ok_or_else(|| {
+        Failure::bad_input(format!(
+            "--backend {name}: expected xla-cpu, xla-gpu or pjrt"
+        ))
+    })?;
     if let Err(o) = b.info() {
         return Err(Failure::infrastructure(format!(
             "{name} cannot start: {o}\ninstall with: {INSTALL_HINT}"

@@ -4,6 +4,9 @@
 //! `engine::environment::Environment` as one object: the shape every finding keeps in
 //! `meta.environment`.
 //!
+//! It also starts the `pjrt` backend's worker and records its plugin's path, platform and PJRT
+//! C API version (`pjrt` in the JSON; `pjrt_unavailable` with the reason when it cannot run).
+//!
 //! Exit 0; 3 when no worker can start (no Python, or no jax/jaxlib in it), with the install
 //! command, after printing what could be found without one.
 
@@ -30,11 +33,41 @@ pub fn run(_args: Args, global: &Global) -> Result<Exit, Failure> {
             )),
         ),
     };
-    let env = Environment::capture(&python, hello.as_ref(), &[]);
+    let mut env = Environment::capture(&python, hello.as_ref(), &[]);
+    // The `pjrt` backend's plugin (--pjrt-plugin, $HLO_DIFF_PJRT_PLUGIN, else the one
+    // scripts/setup installs): its worker's greeting, or why it cannot start (no exit 3: the
+    // jaxlib backends do not need it).
+    let plugin = engine::worker::default_pjrt_plugin();
+    let pjrt_missing =
+        match WorkerBackend::pjrt(WorkerConfig::new(Platform::Cpu).with_workers(1)).info() {
+            Ok(h) => {
+                env.pjrt = engine::environment::Pjrt::of_hello(&h);
+                None
+            }
+            Err(o) => Some(format!("{}: {o}", plugin.display())),
+        };
     if global.json {
-        print_json(&env.to_json());
+        let mut j = env.to_json();
+        if let (Some(why), Some(m)) = (&pjrt_missing, j.as_object_mut()) {
+            m.insert("pjrt_unavailable".into(), serde_json::json!(why));
+        }
+        print_json(&j);
     } else {
         print!("{}", text(&env));
+        match (&env.pjrt, &pjrt_missing) {
+            (Some(p), _) => println!(
+                "pjrt         {} (platform {}, PJRT C API {}, xla_version {})",
+                p.plugin,
+                p.platform,
+                p.pjrt_api_version,
+                p.attributes
+                    .get("xla_version")
+                    .map(String::as_str)
+                    .unwrap_or("-")
+            ),
+            (None, Some(why)) => println!("pjrt         unavailable: {why}"),
+            (None, None) => {}
+        }
     }
     match missing {
         None => Ok(Exit::Clean),

@@ -22,8 +22,37 @@ pub fn verify(path: &Path, module: &Module) -> Result<(), Failure> {
 
 /// Reads, parses and verifies an HLO module; errors name file:line:col.
 pub fn load_module(path: &Path) -> Result<(String, Module), Failure> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Failure::bad_input(format!("{}: {e}", path.display())))?;
+    let bytes =
+        std::fs::read(path).map_err(|e| Failure::bad_input(format!("{}: {e}", path.display())))?;
+    // An `HloModuleProto` (`--xla_dump_hlo_as_proto`'s `.hlo.pb`, detected by content): the
+    // module XLA wrote, as our printer writes it (the text every backend is handed).
+    if hlo::proto::looks_like_module_proto(&bytes) {
+        let m = hlo::proto::decode_module(&bytes).map_err(|e| {
+            Failure::bad_input(format!(
+                "{}: reading the HloModuleProto: {e}",
+                path.display()
+            ))
+        })?;
+        let text = hlo::print::module_to_string(&m);
+        let m = hlo::parse::parse_module(&text).map_err(|e| {
+            Failure::bad_input(format!(
+                "{}: the HloModuleProto reads as text our parser refuses ({}:{}: {})",
+                path.display(),
+                e.line,
+                e.column,
+                e.message
+            ))
+        })?;
+        verify(path, &m)?;
+        return Ok((text, m));
+    }
+    let text = String::from_utf8(bytes).map_err(|e| {
+        Failure::bad_input(format!(
+            "{}: neither HLO text (not UTF-8 at byte {}) nor an HloModuleProto",
+            path.display(),
+            e.utf8_error().valid_up_to()
+        ))
+    })?;
     let m = hlo::parse::parse_module(&text).map_err(|e| {
         Failure::bad_input(format!(
             "{}:{}:{}: {}",

@@ -67,6 +67,10 @@ pub struct Global {
     /// The Python whose jax/jaxlib to use (default: $HLO_DIFF_PYTHON, else the project's .venv).
     #[arg(long, global = true, value_name = "PATH")]
     pub python: Option<PathBuf>,
+    /// The PJRT C API plugin the `pjrt` backend loads (a .so exporting GetPjrtApi; default:
+    /// $HLO_DIFF_PJRT_PLUGIN, else the CPU plugin scripts/setup installs in .pjrt/cpu/).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub pjrt_plugin: Option<PathBuf>,
 }
 
 #[derive(Debug, Parser)]
@@ -118,6 +122,13 @@ pub enum Command {
 
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> Result<Exit, Failure> {
+    if let Some(p) = &cli.global.pjrt_plugin {
+        // `--pjrt-plugin` is the command line's spelling of HLO_DIFF_PJRT_PLUGIN: every `pjrt`
+        // backend this process (and its children) makes loads that plugin. Set before any
+        // thread starts.
+        let p = std::path::absolute(p).unwrap_or_else(|_| p.clone());
+        std::env::set_var("HLO_DIFF_PJRT_PLUGIN", p);
+    }
     match cli.command {
         Command::Run(a) => run::run(a, &cli.global),
         Command::Fuzz(a) => fuzz::run(a, &cli.global),

@@ -150,6 +150,7 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
         engine::environment::hello_of(&xla_info),
         &xla_options,
     )
+    .with_pjrt(&xla_info)
     .to_json();
     // Per finding: how the host it was found on differs from this one.
     let warnings: Vec<Vec<String>> = cases

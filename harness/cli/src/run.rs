@@ -283,8 +283,8 @@ fn build_workers(backends: &[String], global: &Global) -> Result<Vec<WorkerBacke
             Some(b) => workers.push(b),
             None => {
                 return Err(Failure::bad_input(format!(
-                    "unknown backend `{name}` (known: interp, xla-cpu, xla-gpu, stablehlo-ref)"
-                )))
+                "unknown backend `{name}` (known: interp, xla-cpu, xla-gpu, stablehlo-ref, pjrt)"
+            )))
             }
         }
     }

@@ -52,7 +52,7 @@ impl Engines {
                         Some(b) => xla.push(b),
                         None => {
                             return Err(EngineError::Usage(format!(
-                                "unknown backend `{other}` (known: interp, xla-cpu, xla-gpu, stablehlo-ref)"
+                                "unknown backend `{other}` (known: interp, xla-cpu, xla-gpu, stablehlo-ref, pjrt)"
                             )))
                         }
                     }
@@ -61,7 +61,7 @@ impl Engines {
         }
         if xla.is_empty() {
             return Err(EngineError::Usage(
-                "--backends needs at least one XLA backend (xla-cpu, xla-gpu)".into(),
+                "--backends needs at least one XLA backend (xla-cpu, xla-gpu, pjrt)".into(),
             ));
         }
         let voter = if want_voter {

@@ -463,9 +463,63 @@ pub struct Environment {
     pub gpu: Option<Gpu>,
     pub oracle_host: OracleHost,
     pub os: Os,
+    /// The `pjrt` backend's plugin, when a campaign or command ran one (`None` otherwise, and
+    /// then left out of the JSON).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pjrt: Option<Pjrt>,
+}
+
+/// A PJRT plugin as its worker greeted: where it was loaded from, its platform and the C API
+/// version it implements, and the attributes it reports (`xla_version`, StableHLO versions).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Pjrt {
+    pub plugin: String,
+    pub platform: String,
+    pub platform_version: String,
+    pub pjrt_api_version: String,
+    #[serde(default)]
+    pub attributes: BTreeMap<String, String>,
+}
+
+impl Pjrt {
+    /// From the PJRT worker's greeting (`"api": "pjrt"`); `None` for any other.
+    pub fn of_hello(hello: &Value) -> Option<Pjrt> {
+        if hello.get("api").and_then(Value::as_str) != Some("pjrt") {
+            return None;
+        }
+        let s = |k: &str| {
+            hello
+                .get(k)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string()
+        };
+        Some(Pjrt {
+            plugin: s("plugin"),
+            platform: s("platform"),
+            platform_version: s("platform_version"),
+            pjrt_api_version: s("pjrt_api_version"),
+            attributes: hello
+                .get("plugin_attributes")
+                .and_then(Value::as_object)
+                .map(|m| {
+                    m.iter()
+                        .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string()))
+                        .collect()
+                })
+                .unwrap_or_default(),
+        })
+    }
 }
 
 impl Environment {
+    /// The environment with the `pjrt` backend's plugin from `Engines::check_available`'s
+    /// answer (keyed by backend name), when it holds one.
+    pub fn with_pjrt(mut self, xla_info: &Value) -> Environment {
+        self.pjrt = xla_info.get("pjrt").and_then(Pjrt::of_hello);
+        self
+    }
+
     /// This host's environment; `hello` is an XLA worker's greeting (`WorkerPool::info`, or
     /// [`hello_of`] of `Engines::check_available`'s answer), `None` when none started;
     /// `python` the Python the workers were asked to run; `xla_options` the DebugOptions set on
@@ -502,6 +556,7 @@ impl Environment {
             gpu: gpu(),
             oracle_host: OracleHost::get(),
             os: Os::get(),
+            pjrt: hello.and_then(Pjrt::of_hello),
         }
     }
 
@@ -514,8 +569,11 @@ impl Environment {
 /// name), else of any XLA backend; `None` when there is none.
 pub fn hello_of(xla_info: &Value) -> Option<&Value> {
     let m = xla_info.as_object()?;
-    m.get("xla-cpu")
-        .or_else(|| m.values().find(|v| v.is_object()))
+    m.get("xla-cpu").or_else(|| {
+        m.values()
+            .find(|v| v.is_object() && v.get("api").and_then(Value::as_str) != Some("pjrt"))
+            .or_else(|| m.values().find(|v| v.is_object()))
+    })
 }
 
 /// How the environment a result was found in (`found`, an [`Environment`]'s JSON) differs from
@@ -559,6 +617,18 @@ pub fn differences(found: &Value, now: &Value) -> Vec<String> {
         }
     }
     let text = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
+    let pjrt = |v: &Value, k: &str| -> Option<String> {
+        let p = v.get("pjrt")?;
+        let x = p.get(k).or_else(|| p.get("attributes")?.get(k))?;
+        x.as_str().map(str::to_string)
+    };
+    for k in ["plugin", "pjrt_api_version", "xla_version"] {
+        if let (Some(a), Some(b)) = (pjrt(found, k), pjrt(now, k)) {
+            if a != b {
+                out.push(format!("found with PJRT {k} {a}, rechecked with {b}"));
+            }
+        }
+    }
     if let (Some(a), Some(b)) = (text(found, "jaxlib"), text(now, "jaxlib")) {
         if a != b {
             out.push(format!("found with jaxlib {a}, rechecked with jaxlib {b}"));

@@ -81,6 +81,44 @@ pub fn worker_script() -> std::io::Result<PathBuf> {
     Ok(path)
 }
 
+/// Where `scripts/setup` installs the default PJRT plugin (a CPU plugin of a newer XLA than the
+/// pinned jaxlib), relative to the repository root.
+pub const DEFAULT_PJRT_PLUGIN: &str = ".pjrt/cpu/pjrt_c_api_cpu_plugin.so";
+
+/// How to get the `pjrt` backend's plugin.
+pub const PJRT_INSTALL_HINT: &str = "scripts/setup (installs the default CPU plugin into .pjrt/), or point --pjrt-plugin / HLO_DIFF_PJRT_PLUGIN at a PJRT plugin (.so exporting GetPjrtApi)";
+
+/// The PJRT plugin the `pjrt` backend loads: `HLO_DIFF_PJRT_PLUGIN` (what `--pjrt-plugin` sets),
+/// else the one `scripts/setup` installs.
+pub fn default_pjrt_plugin() -> PathBuf {
+    match std::env::var_os("HLO_DIFF_PJRT_PLUGIN") {
+        Some(p) if !p.is_empty() => PathBuf::from(p),
+        _ => repo_root().join(DEFAULT_PJRT_PLUGIN),
+    }
+}
+
+/// The PJRT worker binary (`hlo-diff-pjrt-worker`, built with the engine): `HLO_DIFF_PJRT_WORKER`,
+/// else next to the running binary, else in the folder above it (test binaries live in
+/// `target/<profile>/deps/`), else in the `target/` of the repository this crate was built in.
+pub fn pjrt_worker_binary() -> Option<PathBuf> {
+    const NAME: &str = "hlo-diff-pjrt-worker";
+    if let Some(p) = std::env::var_os("HLO_DIFF_PJRT_WORKER") {
+        return Some(PathBuf::from(p));
+    }
+    let exe = std::env::current_exe().ok();
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    if let Some(dir) = exe.as_deref().and_then(Path::parent) {
+        candidates.push(dir.join(NAME));
+        if let Some(up) = dir.parent() {
+            candidates.push(up.join(NAME));
+        }
+    }
+    for profile in ["release", "debug"] {
+        candidates.push(repo_root().join("target").join(profile).join(NAME));
+    }
+    candidates.into_iter().find(|p| p.is_file())
+}
+
 /// Where the worker runs XLA.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Platform {
@@ -123,6 +161,8 @@ pub struct WorkerConfig {
     pub env: Vec<(String, String)>,
     /// The worker script; `None`: [`worker_script`].
     pub script: Option<PathBuf>,
+    /// Run the PJRT worker on this plugin instead of the Python worker (the `pjrt` backend).
+    pub pjrt_plugin: Option<PathBuf>,
 }
 
 impl WorkerConfig {
@@ -138,6 +178,7 @@ impl WorkerConfig {
             max_frame: DEFAULT_MAX_FRAME,
             env: Vec::new(),
             script: None,
+            pjrt_plugin: None,
         }
     }
 
@@ -218,8 +259,32 @@ fn unavailable(why: String) -> Outcome {
     }
 }
 
+/// Why the PJRT worker cannot run.
+fn pjrt_unavailable(why: String) -> Outcome {
+    Outcome::Unavailable {
+        why: format!("{why}\n  install: {PJRT_INSTALL_HINT}"),
+    }
+}
+
 impl Worker {
-    fn start(cfg: &WorkerConfig) -> Result<Worker, Outcome> {
+    /// The worker's command: the Python worker, or the PJRT worker on a plugin.
+    fn command(cfg: &WorkerConfig) -> Result<Command, Outcome> {
+        if let Some(plugin) = &cfg.pjrt_plugin {
+            if !plugin.is_file() {
+                return Err(pjrt_unavailable(format!(
+                    "no PJRT plugin at {}",
+                    plugin.display()
+                )));
+            }
+            let bin = pjrt_worker_binary().ok_or_else(|| {
+                pjrt_unavailable(
+                    "the PJRT worker binary hlo-diff-pjrt-worker is not built (cargo build --release -p engine --bin hlo-diff-pjrt-worker, or set HLO_DIFF_PJRT_WORKER)".into(),
+                )
+            })?;
+            let mut cmd = Command::new(bin);
+            cmd.arg("--plugin").arg(plugin);
+            return Ok(cmd);
+        }
         let script = match &cfg.script {
             Some(s) => Ok(s.clone()),
             None => worker_script(),
@@ -229,8 +294,13 @@ impl Worker {
         cmd.arg("-u")
             .arg(&script)
             .arg("--platform")
-            .arg(cfg.platform.name())
-            .stdin(Stdio::piped())
+            .arg(cfg.platform.name());
+        Ok(cmd)
+    }
+
+    fn start(cfg: &WorkerConfig) -> Result<Worker, Outcome> {
+        let mut cmd = Worker::command(cfg)?;
+        cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0);
@@ -240,8 +310,9 @@ impl Worker {
         for (k, v) in &cfg.env {
             cmd.env(k, v);
         }
-        let mut child = cmd.spawn().map_err(|e| {
-            unavailable(format!("cannot start Python {}: {e}", cfg.python.display()))
+        let mut child = cmd.spawn().map_err(|e| match &cfg.pjrt_plugin {
+            Some(_) => pjrt_unavailable(format!("cannot start the PJRT worker: {e}")),
+            None => unavailable(format!("cannot start Python {}: {e}", cfg.python.display())),
         })?;
         let stdin = child.stdin.take().expect("piped");
         let stdout = child.stdout.take().expect("piped");
@@ -331,15 +402,15 @@ impl Worker {
                 format!("the worker did not start within {:?}", cfg.startup_timeout)
             }
         };
-        Err(
-            if cfg.platform == Platform::Cuda && !why.contains("cannot import") {
-                Outcome::Unavailable {
+        Err(if cfg.pjrt_plugin.is_some() {
+            pjrt_unavailable(why)
+        } else if cfg.platform == Platform::Cuda && !why.contains("cannot import") {
+            Outcome::Unavailable {
                 why: format!("{why}\n  the xla-gpu backend needs an NVIDIA GPU and jax[cuda12] in that Python: .venv/bin/pip install 'jax[cuda12]==<jax version>'"),
             }
-            } else {
-                unavailable(why)
-            },
-        )
+        } else {
+            unavailable(why)
+        })
     }
 
     /// Kills the worker's whole process group and reaps it.
@@ -659,10 +730,27 @@ impl WorkerBackend {
         }
     }
 
-    /// The backend of that name (`xla-cpu`, `xla-gpu`, `stablehlo-ref`).
+    /// An XLA PJRT C API plugin through the PJRT worker (`hlo-diff-pjrt-worker`): the module
+    /// compiled as an `HloModuleProto`, with no StableHLO round trip. The plugin is
+    /// `cfg.pjrt_plugin`, else [`default_pjrt_plugin`].
+    pub fn pjrt(cfg: WorkerConfig) -> WorkerBackend {
+        let plugin = cfg.pjrt_plugin.clone().unwrap_or_else(default_pjrt_plugin);
+        WorkerBackend {
+            name: "pjrt",
+            engine: Engine::Xla,
+            pool: WorkerPool::new(WorkerConfig {
+                platform: Platform::Cpu,
+                pjrt_plugin: Some(plugin),
+                ..cfg
+            }),
+        }
+    }
+
+    /// The backend of that name (`xla-cpu`, `xla-gpu`, `stablehlo-ref`, `pjrt`).
     pub fn by_name(name: &str, cfg: WorkerConfig) -> Option<WorkerBackend> {
         match name {
             "xla-cpu" => Some(WorkerBackend::xla_cpu(cfg)),
+            "pjrt" => Some(WorkerBackend::pjrt(cfg)),
             "xla-gpu" => Some(WorkerBackend::xla_gpu(cfg)),
             "stablehlo-ref" => Some(WorkerBackend::stablehlo_ref(cfg)),
             _ => None,

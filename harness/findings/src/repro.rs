@@ -8,6 +8,9 @@
 //!   size, and `inputs.lit` and `inputs.pbtxt` already hold them);
 //! - `inputs.pbtxt`: the same inputs as a text `xla.RunHloModuleLiterals` proto, the form
 //!   `run_hlo_module --input_literals_file` reads (`iterations { arguments { shape {...} ... } }`);
+//! - `module_0000.<name>.before_optimizations.hlo.pb`: the same module as an `xla.HloModuleProto`
+//!   (`hlo::proto`), what `run_hlo_module --input_format=pb` and a PJRT plugin take (left out
+//!   when the module holds something the proto writer cannot express);
 //! - `repro.sh`: the `hlo-diff run` line and the equivalent `run_hlo_module` line;
 //! - `README.md`: what was expected and what came back, backend and versions, the inputs as text,
 //!   the culprit pass.
@@ -63,6 +66,8 @@ pub struct ReproFiles {
     /// Empty when the inputs were too large for a text copy ([`TEXT_INPUTS_LIMIT`]).
     pub inputs_text: String,
     pub inputs_pbtxt: String,
+    /// The module as an `HloModuleProto`; empty when it could not be written.
+    pub module_proto: String,
     pub script: String,
     pub readme: String,
 }
@@ -94,7 +99,7 @@ pub fn write_repro_dir(dir: &Path, r: &Repro) -> std::io::Result<ReproFiles> {
         file_safe(&r.module_name)
     );
     let input_bytes: usize = r.inputs.iter().map(literal_bytes).sum();
-    let files = ReproFiles {
+    let mut files = ReproFiles {
         dir: dir.to_path_buf(),
         module: module.clone(),
         inputs: "inputs.lit".into(),
@@ -104,6 +109,7 @@ pub fn write_repro_dir(dir: &Path, r: &Repro) -> std::io::Result<ReproFiles> {
             "inputs.txt".into()
         },
         inputs_pbtxt: "inputs.pbtxt".into(),
+        module_proto: String::new(),
         script: "repro.sh".into(),
         readme: "README.md".into(),
     };
@@ -111,7 +117,14 @@ pub fn write_repro_dir(dir: &Path, r: &Repro) -> std::io::Result<ReproFiles> {
     if !text.ends_with('\n') {
         text.push('\n');
     }
-    std::fs::write(dir.join(&module), text)?;
+    std::fs::write(dir.join(&module), &text)?;
+    if let Ok(bytes) = hlo::parse::parse_module(&text)
+        .map_err(|e| e.to_string())
+        .and_then(|m| hlo::proto::encode_module(&m).map_err(|e| e.to_string()))
+    {
+        files.module_proto = module.replace(".txt", ".hlo.pb");
+        std::fs::write(dir.join(&files.module_proto), bytes)?;
+    }
     crate::store::write_literals(&dir.join(&files.inputs), &r.inputs)?;
     if !files.inputs_text.is_empty() {
         std::fs::write(dir.join(&files.inputs_text), literals_text(&r.inputs))?;
@@ -249,6 +262,13 @@ fn repro_script(r: &Repro, f: &ReproFiles) -> String {
         shell_quote(&f.inputs_pbtxt),
         shell_quote(&f.module)
     );
+    if !f.module_proto.is_empty() {
+        let _ = writeln!(
+            s,
+            "# the same module as an HloModuleProto: run_hlo_module ... --input_format=pb {}",
+            shell_quote(&f.module_proto)
+        );
+    }
     s
 }
 

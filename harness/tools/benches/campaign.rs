@@ -52,7 +52,7 @@ fn main() {
     };
     // Modules/s of the pool alone over distinct modules (so no executable is reused), `jobs`
     // threads feeding it.
-    let pool_rate = |runs: &[(String, Vec<hlo::Literal>)]| {
+    let pool_rate_on = |b: &WorkerBackend, runs: &[(String, Vec<hlo::Literal>)]| {
         let next = std::sync::atomic::AtomicUsize::new(0);
         let t = Instant::now();
         std::thread::scope(|s| {
@@ -68,6 +68,7 @@ fn main() {
         });
         runs.len() as f64 / t.elapsed().as_secs_f64()
     };
+    let pool_rate = |runs: &[(String, Vec<hlo::Literal>)]| pool_rate_on(&b, runs);
     let x = hlo::Literal::Array(
         hlo::ArrayLiteral::zeros(hlo::PrimitiveType::F32, vec![8]).expect("f32[8] zeros"),
     );
@@ -84,16 +85,34 @@ fn main() {
     pool_rate(&(0..jobs).map(|i| tiny("warm_up", i)).collect::<Vec<_>>());
 
     // Raw: the generated programs, one per module.
-    let raw = pool_rate(
-        &(0..n as u64)
-            .map(|g| {
-                let p = programs_for(seed, g, 1, &gen, true).remove(0);
-                (hlo::print::module_to_string(&p.module), p.inputs)
-            })
-            .collect::<Vec<_>>(),
-    );
+    let raw_runs: Vec<(String, Vec<hlo::Literal>)> = (0..n as u64)
+        .map(|g| {
+            let p = programs_for(seed, g, 1, &gen, true).remove(0);
+            (hlo::print::module_to_string(&p.module), p.inputs)
+        })
+        .collect();
+    let raw = pool_rate(&raw_runs);
     // Floor.
     let floor = pool_rate(&(0..n).map(|i| tiny("floor", i)).collect::<Vec<_>>());
+    // The same on the `pjrt` backend (the PJRT plugin scripts/setup installs: a newer XLA CPU,
+    // the module handed over as an HloModuleProto), when it is there.
+    let pjrt_rates = if engine::worker::default_pjrt_plugin().is_file() {
+        let p = WorkerBackend::pjrt(WorkerConfig::new(Platform::Cpu).with_workers(jobs));
+        pool_rate_on(
+            &p,
+            &(0..jobs)
+                .map(|i| tiny("warm_up_pjrt", i))
+                .collect::<Vec<_>>(),
+        );
+        let raw_p = pool_rate_on(&p, &raw_runs);
+        let floor_p = pool_rate_on(
+            &p,
+            &(0..n).map(|i| tiny("floor_pjrt", i)).collect::<Vec<_>>(),
+        );
+        Some((raw_p, floor_p))
+    } else {
+        None
+    };
     drop(b);
 
     let campaign = |pack: usize, input_sets: usize, modules: u64| {
@@ -115,6 +134,25 @@ fn main() {
         run_campaign(&cfg, None).expect("XLA must be available")
     };
     let c1 = campaign(1, 1, n as u64);
+    // The default campaign (pack, input sets) on interp,pjrt instead of interp,xla-cpu.
+    let cs_pjrt = pjrt_rates.map(|_| {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let cfg = CampaignConfig {
+            seed,
+            jobs,
+            pack,
+            input_sets: DEFAULT_INPUT_SETS,
+            out: dir.path().to_path_buf(),
+            stop: Stop {
+                time: None,
+                iterations: Some((n / 2).max(1) as u64),
+            },
+            progress: false,
+            backends: vec!["interp".into(), "pjrt".into()],
+            ..CampaignConfig::default()
+        };
+        run_campaign(&cfg, None).expect("the PJRT plugin must be available")
+    });
     let show = |name: &str, c: &tools::campaign::CampaignSummary| {
         let t = &c.stats.time;
         let m = c.stats.modules.max(1) as f64;
@@ -160,6 +198,19 @@ fn main() {
         cs.cases_per_s,
         cs.cases_per_s / raw
     );
+    if let (Some((raw_p, floor_p)), Some(cp)) = (pjrt_rates, &cs_pjrt) {
+        println!(
+            "  pjrt raw compile limit (pool):  {raw_p:.2} modules/s = {:.2}x xla-cpu's; floor {floor_p:.2} modules/s ({:.0} ms fixed)",
+            raw_p / raw,
+            1e3 / floor_p
+        );
+        println!(
+            "  campaign on interp,pjrt, pack={pack}, {sets} input sets: {:.2} modules/s, {:.2} cases/s = {:.2}x interp,xla-cpu's",
+            cp.modules_per_s,
+            cp.cases_per_s,
+            cp.cases_per_s / cs.cases_per_s
+        );
+    }
     show("pack=1", &c1);
     show(&format!("pack={pack}"), &ck);
     show(&format!("pack={pack}, {sets} input sets"), &cs);

@@ -106,6 +106,7 @@ pub fn run_campaign(
         engine::environment::hello_of(&xla_info),
         &cfg.xla_options,
     )
+    .with_pjrt(&xla_info)
     .to_json();
 
     let started = Instant::now();
