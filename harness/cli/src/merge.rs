@@ -78,6 +78,7 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
         programs_per_s: stats.programs as f64 / elapsed.max(1e-9),
         cases_per_s: stats.cases as f64 / elapsed.max(1e-9),
         stats,
+        campaign_elapsed_s: elapsed,
         timeline: Vec::new(),
         xla_info: serde_json::json!({"merged_from": args.stores}),
         environment: serde_json::Value::Null,

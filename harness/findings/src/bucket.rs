@@ -304,6 +304,7 @@ mod tests {
             comparison: None,
             vote: None,
             explained: None,
+            proof: None,
         };
         let rec = crate::store::FindingRecord {
             signature: crate::store::Signature::of(&verdict, None),
@@ -425,7 +426,9 @@ mod tests {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MinimizedRecord {
     /// `minimized`; `not-reproduced` (the finding did not show again when run alone: its
-    /// bucket comes from the original module); `failed` (the harness could not run it).
+    /// bucket comes from the original module); `failed` (the harness could not run it);
+    /// `folded` (not minimized: a finding of the same provisional signature was, and this one
+    /// joins its bucket).
     pub status: String,
     pub bucket: BucketSignature,
     pub bucket_id: String,

@@ -921,4 +921,8 @@ pub struct CampaignState {
     #[serde(default = "one")]
     pub input_sets: usize,
     pub stats: CampaignStats,
+    /// Throughput over the whole campaign: campaign seconds (over every run) against modules,
+    /// programs and findings so far (campaigns from before it start empty).
+    #[serde(default)]
+    pub timeline: Vec<crate::summary::Sample>,
 }

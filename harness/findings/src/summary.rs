@@ -1,11 +1,11 @@
 //! What a campaign did: the input of the reports.
 
 use crate::store::CampaignStats;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
 /// One point of the throughput timeline.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Sample {
     pub t_s: f64,
     pub modules: u64,
@@ -34,6 +34,9 @@ pub struct CampaignSummary {
     pub modules_per_s: f64,
     pub programs_per_s: f64,
     pub cases_per_s: f64,
+    /// Seconds of fuzzing over every run of the campaign (this one included).
+    pub campaign_elapsed_s: f64,
+    /// The whole campaign's timeline (campaign seconds; counters over every run).
     pub timeline: Vec<Sample>,
     /// Versions reported by the XLA worker.
     pub xla_info: serde_json::Value,
@@ -53,6 +56,9 @@ pub struct MinimizeSummary {
     pub minimized: usize,
     pub not_reproduced: usize,
     pub failed: usize,
+    /// Findings not minimized because one of the same provisional signature was: they join its
+    /// bucket (status `folded`).
+    pub folded: usize,
     /// Findings left for a later run (the budget ran out).
     pub left: usize,
     pub tests: usize,

@@ -130,6 +130,15 @@ pub fn median(mut v: Vec<f64>) -> Option<f64> {
     })
 }
 
+/// A throughput figure of the whole campaign (`campaign_throughput`), or of the report's run
+/// for reports from before it.
+fn whole(r: &Value, key: &str) -> f64 {
+    at(r, &["campaign_throughput", key])
+        .as_f64()
+        .or_else(|| at(r, &["throughput", key]).as_f64())
+        .unwrap_or(0.0)
+}
+
 fn at<'a>(v: &'a Value, path: &[&str]) -> &'a Value {
     path.iter().fold(v, |v, k| &v[*k])
 }
@@ -162,15 +171,11 @@ fn read_campaign(source: &str, r: &Value) -> Result<(Campaign, Hits), String> {
         seed: at(r, &["campaign", "seed"]).as_u64().unwrap_or(0),
         jobs: at(r, &["campaign", "jobs"]).as_u64().unwrap_or(0),
         resumed: at(r, &["campaign", "resumed"]).as_bool().unwrap_or(false),
-        fuzz_s: at(r, &["throughput", "elapsed_s"]).as_f64().unwrap_or(0.0),
+        fuzz_s: whole(r, "elapsed_s"),
         modules: at(r, &["totals", "modules"]).as_u64().unwrap_or(0),
         modules_this_run: at(r, &["throughput", "modules"]).as_u64().unwrap_or(0),
-        modules_per_s: at(r, &["throughput", "modules_per_s"])
-            .as_f64()
-            .unwrap_or(0.0),
-        cases_per_s: at(r, &["throughput", "cases_per_s"])
-            .as_f64()
-            .unwrap_or(0.0),
+        modules_per_s: whole(r, "modules_per_s"),
+        cases_per_s: whole(r, "cases_per_s"),
         buckets: 0,
         known_buckets: 0,
         new_buckets: 0,

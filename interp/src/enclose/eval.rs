@@ -615,6 +615,10 @@ struct Ctx<'m> {
 /// (or any value) stands in.
 const ENUMERATE: u128 = 64;
 
+/// At most this many enumerated combinations in one integer op, all elements together (the
+/// candidate arrays' memory); elements past it take the op's rule.
+const ENUMERATE_TOTAL: usize = 1 << 20;
+
 impl<'m> Ctx<'m> {
     fn step(&mut self, n: u64) -> Result<()> {
         self.steps = self.steps.saturating_add(n);
@@ -980,7 +984,9 @@ impl<'m> Ctx<'m> {
                         .map(|(&p, &q)| {
                             if same {
                                 let mut out = FSet::EMPTY;
-                                for (v, sub) in diagonal(fmt, p, sub) {
+                                let by_sign =
+                                    matches!(op, O::Subtract | O::Divide | O::Remainder | O::Atan2);
+                                for (v, sub) in diagonal(fmt, p, sub, by_sign) {
                                     out = out.hull(float_binary(fmt, op, v, v, sub, ulps)?);
                                 }
                                 Ok(out)
@@ -1040,8 +1046,10 @@ impl<'m> Ctx<'m> {
         let mut spans: Vec<Option<(usize, usize)>> = Vec::with_capacity(n);
         let mut cands: Vec<Vec<u128>> = vec![Vec::new(); ins.len()];
         for k in 0..n {
-            let count: u128 = sets.iter().map(|s| s[k].count()).product();
-            if count > ENUMERATE {
+            let count: u128 = sets
+                .iter()
+                .fold(1u128, |c, s| c.saturating_mul(s[k].count()));
+            if count > ENUMERATE || cands[0].len() + count as usize > ENUMERATE_TOTAL {
                 spans.push(None);
                 continue;
             }
@@ -1142,7 +1150,7 @@ impl<'m> Ctx<'m> {
                                 sub
                             };
                             let mut out: Option<ISet> = None;
-                            for (v, _) in diagonal(fmt, p, sub) {
+                            for (v, _) in diagonal(fmt, p, sub, true) {
                                 let c = arith::compare(v, v, dir, total);
                                 out = Some(out.map_or(c, |o| o.hull(c)));
                             }
@@ -1836,23 +1844,37 @@ impl<'m> Ctx<'m> {
                             return Ok(base);
                         }
                         // Every subset of the optional sources: the sum with each one or a zero
-                        // for it; maximum and minimum are monotone in what they take.
-                        let all = red.fold_f(
-                            sure[p].iter().chain(&maybe[p]).map(|&g| {
-                                let t = s[g].because(Why::BRANCH);
-                                if op == Opcode::Add {
-                                    t.hull(FSet::point(0.0)).hull(FSet::point(-0.0))
-                                } else {
-                                    t
-                                }
-                            }),
-                            Some(i0[0]),
-                        )?;
+                        // for it; maximum and minimum are monotone in what they take, NaN
+                        // aside (a subset without the NaN sources has none).
+                        let nan = maybe[p].iter().any(|&g| s[g].nan);
+                        let all =
+                            red.fold_f(
+                                sure[p]
+                                    .iter()
+                                    .chain(maybe[p].iter().filter(|&&g| {
+                                        op == Opcode::Add || !s[g].pieces().is_empty()
+                                    }))
+                                    .map(|&g| {
+                                        let t = s[g].because(Why::BRANCH);
+                                        if op == Opcode::Add {
+                                            t.hull(FSet::point(0.0)).hull(FSet::point(-0.0))
+                                        } else if maybe[p].contains(&g) {
+                                            FSet {
+                                                nan: false,
+                                                nan_sign: None,
+                                                ..t
+                                            }
+                                        } else {
+                                            t
+                                        }
+                                    }),
+                                Some(i0[0]),
+                            )?;
                         // Maximum and minimum over a subset: any value between.
                         Ok(if op == Opcode::Add {
                             base.hull(all)
                         } else {
-                            base.hull(all).convex()
+                            base.hull(all).convex().with_nan(nan || base.nan || all.nan)
                         })
                     })
                     .collect::<Result<_>>()?,
@@ -1969,7 +1991,7 @@ fn same_operand(i: &Instruction) -> bool {
 /// apply to it: every exactly known piece alone (read as zero by both operands together when
 /// it is a subnormal the op flushes), other pieces as they are (their values are then taken
 /// independently, which encloses the diagonal), and a NaN of the set as one value.
-fn diagonal(fmt: &Format, s: FSet, sub: Subnormals) -> Vec<(FSet, Subnormals)> {
+fn diagonal(fmt: &Format, s: FSet, sub: Subnormals, by_sign: bool) -> Vec<(FSet, Subnormals)> {
     let none = Subnormals {
         daz: false,
         ftz: sub.ftz,
@@ -1981,6 +2003,41 @@ fn diagonal(fmt: &Format, s: FSet, sub: Subnormals) -> Vec<(FSet, Subnormals)> {
             ..FSet::range(lo, hi)
         };
         if lo.to_bits() != hi.to_bits() {
+            if by_sign {
+                // `x op x` depends on x's sign alone (x - x, x / x, fmod(x, x), atan2(x, x),
+                // compare(x, x)): a value of each sign the piece holds stands for all, its zeros
+                // for themselves (read as zero by both operands together).
+                for (a, b, rep) in [
+                    (f64::NEG_INFINITY, -5e-324, -1.0),
+                    (5e-324, f64::INFINITY, 1.0),
+                ] {
+                    if piece.meets(a, b) {
+                        out.push((
+                            FSet {
+                                why: s.why,
+                                ..FSet::point(rep)
+                            },
+                            none,
+                        ));
+                    }
+                }
+                let below = fmt.min_normal;
+                for (z, a, b) in [(-0.0, -below, -0.0), (0.0, 0.0, below)] {
+                    // A zero of the piece, or a subnormal both operands read as zero.
+                    let flushed = sub.daz && piece.meets(a, b);
+                    if piece.contains(z) || flushed {
+                        let w = if flushed { Why::FLUSH } else { Why::NONE };
+                        out.push((
+                            FSet {
+                                why: s.why | w,
+                                ..FSet::point(z)
+                            },
+                            none,
+                        ));
+                    }
+                }
+                continue;
+            }
             out.push((piece, sub));
             continue;
         }
@@ -2751,9 +2808,21 @@ fn reduce_precision(i: &Instruction, x: &SetArray) -> Result<SetArray> {
             }
         })
         .collect();
-    let a = Array::new(PrimitiveType::F64, vec![ends.len()], Buffer::F64(ends));
+    let a = Array::new(
+        PrimitiveType::F64,
+        vec![ends.len()],
+        Buffer::F64(ends.clone()),
+    );
     let r = crate::convert::reduce_precision(&crate::convert::convert(&a, x.ty)?, e, m)?;
     let r = crate::elementwise::to_f64s(&r.buf);
+    // The reduced format's largest finite value, in the operand's type: where an end overflows
+    // and the type has no infinity (the overflow reads as NaN), the values below the end still
+    // reach it.
+    let rmax = {
+        let emax = (1i64 << (e.clamp(1, 11) - 1)) - 1;
+        let top = (2.0 - 2f64.powi(-(m.clamp(0, 52) as i32))) * 2f64.powi(emax as i32);
+        top.min(fmt.max)
+    };
     let elems = v
         .iter()
         .enumerate()
@@ -2766,7 +2835,23 @@ fn reduce_precision(i: &Instruction, x: &SetArray) -> Result<SetArray> {
                 out = out.hull(FSet::point(f64::INFINITY));
             }
             for j in (starts[k]..starts[k + 1]).step_by(2) {
-                out = out.hull(FSet::range(r[j], r[j + 1]));
+                let (mut lo, mut hi) = (r[j], r[j + 1]);
+                if lo.is_nan() {
+                    // Overflowed: from below (then so did the whole piece), or from above.
+                    out = out.with_nan(true);
+                    lo = if ends[j] > 0.0 { f64::INFINITY } else { -rmax };
+                }
+                if hi.is_nan() {
+                    out = out.with_nan(true);
+                    hi = if ends[j + 1] < 0.0 {
+                        f64::NEG_INFINITY
+                    } else {
+                        rmax
+                    };
+                }
+                if lo <= hi {
+                    out = out.hull(FSet::range(lo, hi));
+                }
             }
             out.because(s.why)
         })
@@ -2976,6 +3061,11 @@ fn complex_binary(
             };
             if !a.is_point() || !b.is_point() {
                 return CSet::top(Why::UNMODELLED | Why::NORMWISE);
+            }
+            if infinite(a) || infinite(b) || a.re.nan || a.im.nan || b.re.nan || b.im.nan {
+                // An infinite or NaN part: the formula's special cases are XLA's own (no
+                // limit of the exact function is assumed).
+                return CSet::top(Why::COMPLEX_INF);
             }
             let Some(f) = crate::elementwise::complex_binop(op, crate::variant::ComplexMul::Fused)
             else {

@@ -9,13 +9,12 @@ use super::set::{le, tmax, tmin, FSet, Why};
 use hlo::{Opcode, PrimitiveType};
 use std::f64::consts::{FRAC_PI_2, PI};
 
-/// How a unary function behaves: the f64 function, its domain, whether it rises or falls, the
+/// How a unary function behaves: the f64 function (monotone on its domain), its domain, the
 /// range it stays in.
 struct Shape {
     f: fn(f64) -> f64,
     /// Inputs outside `[lo, hi]` give NaN.
     domain: (f64, f64),
-    rising: bool,
     /// The function's image (its results are clamped to it).
     image: (f64, f64),
 }
@@ -24,12 +23,7 @@ fn shape(op: Opcode) -> Option<Shape> {
     use Opcode as O;
     let inf = f64::INFINITY;
     let all = (-inf, inf);
-    let s = |f, domain, rising, image| Shape {
-        f,
-        domain,
-        rising,
-        image,
-    };
+    let s = |f, domain, _rising: bool, image| Shape { f, domain, image };
     Some(match op {
         O::Exp => s(f64::exp, all, true, (0.0, inf)),
         O::Expm1 => s(f64::exp_m1, all, true, (-1.0, inf)),
@@ -129,7 +123,6 @@ fn cosh_shape() -> Shape {
     Shape {
         f: f64::cosh,
         domain: (-0.0, f64::INFINITY),
-        rising: true,
         image: (1.0, f64::INFINITY),
     }
 }
@@ -148,10 +141,16 @@ fn monotone(fmt: &Format, op: Opcode, sh: &Shape, a: FSet, ulps: u32) -> FSet {
         if !le(lo, hi) {
             continue;
         }
-        let (x, y) = if sh.rising { (lo, hi) } else { (hi, lo) };
-        out = out
-            .hull(at(fmt, op, sh, x, ulps))
-            .hull(at(fmt, op, sh, y, ulps));
+        let (fx, fy) = (at(fmt, op, sh, lo, ulps), at(fmt, op, sh, hi, ulps));
+        out = out.hull(fx).hull(fy);
+        // Between the ends the function takes every value from one end's to the other's (a
+        // lone zero or infinity at an end does not stand for the values next to it).
+        if lo.to_bits() != hi.to_bits() {
+            if let (Some(a), Some(b)) = (fx.extent(), fy.extent()) {
+                out =
+                    out.hull(FSet::range(tmin(a.0, b.0), tmax(a.1, b.1)).because(fx.why | fy.why));
+            }
+        }
     }
     out
 }
@@ -170,7 +169,6 @@ fn periodic(fmt: &Format, op: Opcode, a: FSet, ulps: u32) -> FSet {
     let sh = Shape {
         f,
         domain: (f64::NEG_INFINITY, f64::INFINITY),
-        rising: true,
         image: (-1.0, 1.0),
     };
     for (lo, hi) in a.reals() {
@@ -178,9 +176,14 @@ fn periodic(fmt: &Format, op: Opcode, a: FSet, ulps: u32) -> FSet {
             out = out.hull(FSet::range(-1.0, 1.0).because(Why::ULPS));
             continue;
         }
-        out = out
-            .hull(at(fmt, op, &sh, lo, ulps))
-            .hull(at(fmt, op, &sh, hi, ulps));
+        let (fx, fy) = (at(fmt, op, &sh, lo, ulps), at(fmt, op, &sh, hi, ulps));
+        out = out.hull(fx).hull(fy);
+        if lo.to_bits() != hi.to_bits() {
+            if let (Some(a), Some(b)) = (fx.extent(), fy.extent()) {
+                out =
+                    out.hull(FSet::range(tmin(a.0, b.0), tmax(a.1, b.1)).because(fx.why | fy.why));
+            }
+        }
         // Maxima of sin at pi/2 + 2k pi, minima at -pi/2 + 2k pi; cos: 2k pi and pi + 2k pi.
         let (max_at, min_at) = if op == Opcode::Sin {
             (FRAC_PI_2, -FRAC_PI_2)
@@ -210,7 +213,6 @@ fn tan(fmt: &Format, a: FSet, ulps: u32) -> FSet {
     let sh = Shape {
         f: f64::tan,
         domain: (f64::NEG_INFINITY, f64::INFINITY),
-        rising: true,
         image: (f64::NEG_INFINITY, f64::INFINITY),
     };
     for (lo, hi) in a.reals() {
@@ -239,7 +241,6 @@ pub(crate) fn atan2(fmt: &Format, y: FSet, x: FSet, sub: Subnormals, ulps: u32) 
     let sh = Shape {
         f: |v| v,
         domain: (f64::NEG_INFINITY, f64::INFINITY),
-        rising: true,
         image: (-PI, PI),
     };
     let one = |yy: f64, xx: f64| -> FSet {
@@ -263,11 +264,13 @@ pub(crate) fn atan2(fmt: &Format, y: FSet, x: FSet, sub: Subnormals, ulps: u32) 
                 out = out.hull(FSet::range(-pi, pi).because(Why::BRANCH | Why::ULPS));
                 continue;
             }
+            let mut corners = FSet::EMPTY;
             for yy in [yl, yh] {
                 for xx in [xl, xh] {
-                    out = out.hull(one(yy, xx));
+                    corners = corners.hull(one(yy, xx));
                 }
             }
+            out = out.hull(if ypt && xpt { corners } else { filled(corners) });
         }
     }
     result(fmt, out.because(why), sub)
@@ -282,7 +285,6 @@ pub(crate) fn power(fmt: &Format, x: FSet, y: FSet, sub: Subnormals, ulps: u32) 
     let sh = Shape {
         f: |v| v,
         domain: (f64::NEG_INFINITY, f64::INFINITY),
-        rising: true,
         image: (f64::NEG_INFINITY, f64::INFINITY),
     };
     let one = |xx: f64, yy: f64| -> FSet {
@@ -303,45 +305,62 @@ pub(crate) fn power(fmt: &Format, x: FSet, y: FSet, sub: Subnormals, ulps: u32) 
     if x.is_point() && y.is_point() {
         return result(fmt, one(x.lo, y.lo).because(why), sub);
     }
-    // Candidates: the ends of every piece, 1 and 0 where a piece crosses them, and NaN (C's
-    // pow gives pow(NaN, 0) = pow(1, NaN) = 1).
-    let cands = |s: &FSet, special: f64| -> Vec<f64> {
-        let mut v = Vec::new();
-        for (lo, hi) in s.pieces() {
-            v.push(lo);
-            v.push(hi);
-            if lo < special && special < hi {
-                v.push(special);
-            }
-            if le(lo, 0.0) && le(-0.0, hi) {
-                v.push(0.0);
-                v.push(-0.0);
-            }
+    // Per box of a piece of x and a piece of y: its corners, 1 and 0 where a piece crosses
+    // them, every value between (pow is continuous on a box off its special points); NaN as
+    // a value of its own (C's pow gives pow(NaN, 0) = pow(1, NaN) = 1).
+    let cands = |lo: f64, hi: f64, special: f64| -> Vec<f64> {
+        let mut v = vec![lo, hi];
+        if lo < special && special < hi {
+            v.push(special);
         }
-        if s.nan {
-            v.push(f64::NAN);
+        if le(lo, 0.0) && le(-0.0, hi) {
+            v.push(0.0);
+            v.push(-0.0);
         }
         v
     };
-    let xs = cands(&x, 1.0);
-    let ys = cands(&y, 0.0);
     let negative_base = x.meets(f64::NEG_INFINITY, -5e-324);
     let integer_y = y.is_point() && y.lo.fract() == 0.0;
     if negative_base && !integer_y {
         out.nan = true;
     }
-    for &xx in &xs {
-        for &yy in &ys {
-            let s = one(xx, yy);
-            out = out.hull(s);
-            if negative_base {
-                // A negative base may take either sign (odd and even integer exponents).
-                out = out.hull(super::arith::negate(one(xx.abs(), yy)));
-                out = out.hull(one(xx.abs(), yy));
+    let mut xp = x.pieces();
+    let mut yp = y.pieces();
+    if x.nan {
+        xp.push((f64::NAN, f64::NAN));
+    }
+    if y.nan {
+        yp.push((f64::NAN, f64::NAN));
+    }
+    for &(xl, xh) in &xp {
+        for &(yl, yh) in &yp {
+            let mut bx = FSet::EMPTY;
+            for &xx in &cands(xl, xh, 1.0) {
+                for &yy in &cands(yl, yh, 0.0) {
+                    bx = bx.hull(one(xx, yy));
+                    if negative_base {
+                        // A negative base may take either sign (odd and even integer exponents).
+                        bx = bx.hull(super::arith::negate(one(xx.abs(), yy)));
+                        bx = bx.hull(one(xx.abs(), yy));
+                    }
+                }
             }
+            let point = xl.to_bits() == xh.to_bits() && yl.to_bits() == yh.to_bits();
+            out = out.hull(if point { bx } else { filled(bx) });
         }
     }
     result(fmt, out.because(why | Why::BRANCH), sub)
+}
+
+/// `s` with every value between its least and greatest (a continuous function over a box takes
+/// them all; lone zeros and infinities at the corners do not stand for their neighbours).
+fn filled(s: FSet) -> FSet {
+    match s.extent() {
+        Some((lo, hi)) if lo.to_bits() != hi.to_bits() => {
+            s.hull(FSet::range(lo, hi).because(s.why))
+        }
+        _ => s,
+    }
 }
 
 /// The element type's format for a complex type's parts.

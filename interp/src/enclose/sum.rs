@@ -175,8 +175,10 @@ impl SumAcc {
         if p_over || n_over {
             why |= Why::OVERFLOW;
         }
-        let sure_nan =
-            self.nan_sure || (self.pinf_sure && self.ninf) || (self.ninf_sure && self.pinf);
+        // An infinite term meets the other infinity for sure only when that one is certain
+        // too: a term that may round to -inf may also stay a finite real (a product fused into
+        // a multiply-add, a sum kept wider) that the +inf absorbs.
+        let sure_nan = self.nan_sure || (self.pinf_sure && self.ninf_sure);
         if sure_nan {
             return o.done(why);
         }
@@ -187,8 +189,20 @@ impl SumAcc {
             o.value(f64::NEG_INFINITY);
         }
         if self.pinf_sure || self.ninf_sure {
-            // An infinite term that nothing can cancel: the sum is that infinity (or NaN).
-            return o.done(why);
+            // An infinite term: the sum is that infinity, or NaN where the other may meet it.
+            if (self.pinf_sure && (self.ninf || n_over))
+                || (self.ninf_sure && (self.pinf || p_over))
+            {
+                o.nan();
+            }
+            let mut s = o.done(why);
+            // The other infinity is no result once one is certain.
+            if self.pinf_sure {
+                s.ninf = false;
+            } else {
+                s.pinf = false;
+            }
+            return s;
         }
         if self.n > 0.0 {
             if self.zeros_only {

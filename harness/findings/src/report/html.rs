@@ -179,11 +179,48 @@ pub fn render(d: &ReportData) -> String {
         if s.resumed { " (resumed)" } else { "" },
         if s.xla_options.is_empty() { "none".to_string() } else { esc(&s.xla_options.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")) }
     );
+    let new = d.new_buckets();
+    let _ = write!(o, "<h2>Bugs: {} buckets, {} NEW</h2>", d.buckets.len(), new);
+    if !d.buckets.is_empty() {
+        o.push_str("<table><tr><th></th><th>title</th><th>known as</th><th>occurrences</th><th>findings</th><th>repro</th><th>bucket</th></tr>");
+        for b in &d.buckets {
+            let _ = write!(
+                o,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code></td></tr>",
+                if b.new { "<b>NEW</b>" } else if b.intended() { "intended" } else { "known" },
+                esc(&b.title),
+                esc(&b.known.as_ref().map(|k| k.id.clone()).unwrap_or_default()),
+                b.count,
+                b.findings.len(),
+                esc(&b.repro.as_ref().map(|r| format!("{} ({} instructions)", r.display(), b.instructions)).unwrap_or_default()),
+                esc(&b.id)
+            );
+        }
+        o.push_str("</table>");
+    }
+    if !d.unbucketed.is_empty() {
+        let _ = write!(
+            o,
+            "<p>{} findings not minimized yet.</p>",
+            d.unbucketed.len()
+        );
+    }
+    o.push_str("<h2>Campaign</h2>");
+    let whole = s.campaign_elapsed_s.max(1e-9);
     let _ = write!(
         o,
-        "<p>This run: <b>{}</b> modules, <b>{}</b> programs, <b>{}</b> cases (programs x input sets) in {:.1} s: <b>{:.2}</b> modules/s, <b>{:.2}</b> programs/s, <b>{:.2}</b> cases/s. Whole campaign: {} modules, {} programs; {} distinct findings.</p>",
-        s.modules_this_run, s.programs_this_run, s.cases_this_run, s.elapsed_s, s.modules_per_s, s.programs_per_s, s.cases_per_s, st.modules, st.programs, d.findings.len()
+        "<p>Whole campaign: <b>{}</b> modules, <b>{}</b> programs, <b>{}</b> cases in {:.1} s of fuzzing: <b>{:.2}</b> modules/s, <b>{:.2}</b> cases/s; {} distinct findings.</p>",
+        st.modules, st.programs, st.cases, s.campaign_elapsed_s, st.modules as f64 / whole, st.cases as f64 / whole, d.findings.len()
     );
+    if s.modules_this_run == 0 && s.resumed {
+        o.push_str("<p>This run: no modules tested (a resumed campaign: minimization and reports only).</p>");
+    } else {
+        let _ = write!(
+            o,
+            "<p>This run: {} modules, {} programs, {} cases (programs x input sets) in {:.1} s: {:.2} modules/s, {:.2} programs/s, {:.2} cases/s.</p>",
+            s.modules_this_run, s.programs_this_run, s.cases_this_run, s.elapsed_s, s.modules_per_s, s.programs_per_s, s.cases_per_s
+        );
+    }
     o.push_str("<div class=\"charts\">");
     let xs: Vec<f64> = s.timeline.iter().map(|p| p.t_s).collect();
     o.push_str(&line_chart(
@@ -263,32 +300,6 @@ pub fn render(d: &ReportData) -> String {
         "#17becf",
     ));
     o.push_str("</div>");
-    let new = d.new_buckets();
-    let _ = write!(o, "<h2>Bugs: {} buckets, {} NEW</h2>", d.buckets.len(), new);
-    if !d.buckets.is_empty() {
-        o.push_str("<table><tr><th></th><th>title</th><th>known as</th><th>occurrences</th><th>findings</th><th>repro</th><th>bucket</th></tr>");
-        for b in &d.buckets {
-            let _ = write!(
-                o,
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code></td></tr>",
-                if b.new { "<b>NEW</b>" } else if b.intended() { "intended" } else { "known" },
-                esc(&b.title),
-                esc(&b.known.as_ref().map(|k| k.id.clone()).unwrap_or_default()),
-                b.count,
-                b.findings.len(),
-                esc(&b.repro.as_ref().map(|r| format!("{} ({} instructions)", r.display(), b.instructions)).unwrap_or_default()),
-                esc(&b.id)
-            );
-        }
-        o.push_str("</table>");
-    }
-    if !d.unbucketed.is_empty() {
-        let _ = write!(
-            o,
-            "<p>{} findings not minimized yet.</p>",
-            d.unbucketed.len()
-        );
-    }
     o.push_str("<h2>Findings</h2>");
     if d.findings.is_empty() {
         o.push_str("<p>None.</p>");

@@ -116,7 +116,10 @@ pub fn summary_text(d: &ReportData) -> String {
     let s = d.summary;
     let st = &s.stats;
     let mut o = String::new();
-    o.push_str("# hlo-diff campaign\n\n");
+    o.push_str("# hlo-diff campaign\n");
+    // The bugs first (NEW, then known), then what the campaign did.
+    o.push_str(&bugs_text(d));
+    o.push_str("\n## Campaign\n\n");
     o.push_str(&format!(
         "- seed {}, shard {}/{}, backends {}, pack {}, input sets {}, jobs {}{}\n",
         s.seed,
@@ -137,13 +140,24 @@ pub fn summary_text(d: &ReportData) -> String {
         o.push_str(&format!("- XLA options: {}\n", opts.join(" ")));
     }
     o.push_str(&format!(
-        "- this run: {} modules, {} programs, {} cases (programs x input sets) in {:.1} s: **{:.2} modules/s, {:.2} programs/s, {:.2} cases/s**\n",
-        s.modules_this_run, s.programs_this_run, s.cases_this_run, s.elapsed_s, s.modules_per_s, s.programs_per_s, s.cases_per_s
+        "- whole campaign: {} modules, {} programs, {} cases in {:.1} s of fuzzing: **{:.2} modules/s, {:.2} cases/s**\n",
+        st.modules,
+        st.programs,
+        st.cases,
+        s.campaign_elapsed_s,
+        st.modules as f64 / s.campaign_elapsed_s.max(1e-9),
+        st.cases as f64 / s.campaign_elapsed_s.max(1e-9)
     ));
-    o.push_str(&format!(
-        "- whole campaign: {} modules, {} programs\n",
-        st.modules, st.programs
-    ));
+    if s.modules_this_run == 0 && s.resumed {
+        o.push_str(
+            "- this run: no modules tested (a resumed campaign: minimization and reports only)\n",
+        );
+    } else {
+        o.push_str(&format!(
+            "- this run: {} modules, {} programs, {} cases (programs x input sets) in {:.1} s: {:.2} modules/s, {:.2} programs/s, {:.2} cases/s\n",
+            s.modules_this_run, s.programs_this_run, s.cases_this_run, s.elapsed_s, s.modules_per_s, s.programs_per_s, s.cases_per_s
+        ));
+    }
     let verdicts: Vec<String> = st
         .verdicts
         .iter()
@@ -158,7 +172,6 @@ pub fn summary_text(d: &ReportData) -> String {
         }
     ));
     o.push_str(&format!("- opcodes covered: {}\n", st.op_coverage.len()));
-    o.push_str(&bugs_text(d));
     o.push_str(&format!(
         "\n## Findings ({} distinct)\n\n",
         d.findings.len()

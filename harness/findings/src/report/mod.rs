@@ -7,8 +7,11 @@
 //! campaign        {seed, shard: [I, N], backends, xla_options, pack, input_sets, jobs, out,
 //!                  resumed, xla}
 //! throughput      {elapsed_s, modules, programs, cases, modules_per_s, programs_per_s,
-//!                  cases_per_s, timeline: [{t_s, modules, programs, findings}]}
-//!                                                                       (this invocation)
+//!                  cases_per_s}                                         (this invocation)
+//! campaign_throughput {elapsed_s, modules, programs, cases, modules_per_s, cases_per_s,
+//!                  timeline: [{t_s, modules, programs, findings}]}
+//!                  over every run of the campaign (fuzzing seconds; a resumed campaign's
+//!                  timeline goes on where the last run stopped)
 //! totals          counters over the whole campaign: {modules, programs, cases (program x
 //!                  input set), verdicts{kind: cases},
 //!                  labels{"kind:label": n}, op_coverage{op: programs}, unsupported{why: n},
@@ -29,7 +32,7 @@
 //!                  findings (what `hlo-diff time-to-bug` reads)
 //! new_buckets     how many buckets are NEW (neither the registry nor the history knows them)
 //! unbucketed      finding directories not minimized yet (counted as NEW by `hlo-diff fuzz`)
-//! minimize        {minimized, not_reproduced, failed, left, tests, elapsed_s} | null
+//! minimize        {minimized, not_reproduced, failed, folded, left, tests, elapsed_s} | null
 //! environment     where the campaign ran: {jax, jaxlib, python, cpu: {model, vendor, cores,
 //!                  features}, xla_flags, gpu, oracle_host, os} (`engine::environment`) | null
 //! ```
@@ -124,6 +127,12 @@ pub fn report_json(d: &ReportData) -> Value {
             "elapsed_s": s.elapsed_s, "modules": s.modules_this_run, "programs": s.programs_this_run,
             "cases": s.cases_this_run, "modules_per_s": s.modules_per_s,
             "programs_per_s": s.programs_per_s, "cases_per_s": s.cases_per_s,
+        },
+        "campaign_throughput": {
+            "elapsed_s": s.campaign_elapsed_s, "modules": s.stats.modules,
+            "programs": s.stats.programs, "cases": s.stats.cases,
+            "modules_per_s": s.stats.modules as f64 / s.campaign_elapsed_s.max(1e-9),
+            "cases_per_s": s.stats.cases as f64 / s.campaign_elapsed_s.max(1e-9),
             "timeline": s.timeline,
         },
         "totals": s.stats,

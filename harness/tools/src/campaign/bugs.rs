@@ -223,6 +223,13 @@ fn minimize_one(
 
 /// Minimizes every finding of `store` that has no `minimized.json` yet, `jobs` at a time, on
 /// the backend each finding is about (started with `python`), within `cfg`'s budget.
+///
+/// Findings are grouped by their provisional signature ([`provisional_key`]). One finding of each group is minimized first, all groups
+/// before any second try; a group whose first finding did not minimize (not reproduced alone,
+/// failed) tries its next one while the budget lasts. Once a group has a minimized finding, the
+/// rest of the group is folded into its bucket without minimizing each (status `folded`, the
+/// message naming the finding it was folded into), so the budget goes to signatures not seen
+/// yet and no finding of a known signature is left unbucketed.
 pub fn minimize_pending(
     store: &Store,
     python: Option<PathBuf>,
@@ -231,79 +238,196 @@ pub fn minimize_pending(
     progress: bool,
 ) -> std::io::Result<MinimizeSummary> {
     let t0 = Instant::now();
-    let todo: Vec<(PathBuf, String)> = store
-        .findings()?
-        .into_iter()
-        .filter(|(d, _)| MinimizedRecord::read(d).is_none())
-        .map(|(d, f)| (d, f.signature.backend))
-        .collect();
+    let all = store.findings()?;
+    // Groups already holding a minimized finding (from an earlier run) fold at once.
+    let mut done: std::collections::HashMap<String, (String, MinimizedRecord)> = Default::default();
+    let mut groups: Vec<(String, Vec<(PathBuf, String)>)> = Vec::new();
+    for (d, f) in all {
+        let key = provisional_key(&d, &f);
+        match MinimizedRecord::read(&d) {
+            Some(r) if r.status == "minimized" => {
+                let name = d
+                    .file_name()
+                    .unwrap_or_default()
+                    .to_string_lossy()
+                    .into_owned();
+                done.entry(key).or_insert((name, r));
+            }
+            Some(_) => {}
+            None => match groups.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, g)) => g.push((d, f.signature.backend)),
+                None => groups.push((key, vec![(d, f.signature.backend)])),
+            },
+        }
+    }
     let mut summary = MinimizeSummary::default();
-    if todo.is_empty() {
+    let total: usize = groups.iter().map(|(_, g)| g.len()).sum();
+    if total == 0 {
         return Ok(summary);
     }
-    let jobs = jobs.clamp(1, todo.len());
     let mut backends: Vec<(String, Arc<WorkerBackend>)> = Vec::new();
-    for (_, name) in &todo {
-        if backends.iter().any(|(n, _)| n == name) {
-            continue;
-        }
-        let cfg = WorkerConfig::new(Platform::Cpu)
-            .with_python(python.clone())
-            .with_workers(jobs);
-        if let Some(b) = WorkerBackend::by_name(name, cfg) {
-            backends.push((name.clone(), Arc::new(b)));
+    let jobs = jobs.clamp(1, groups.len().max(1));
+    for (_, g) in &groups {
+        for (_, name) in g {
+            if backends.iter().any(|(n, _)| n == name) {
+                continue;
+            }
+            let cfg = WorkerConfig::new(Platform::Cpu)
+                .with_python(python.clone())
+                .with_workers(jobs);
+            if let Some(b) = WorkerBackend::by_name(name, cfg) {
+                backends.push((name.clone(), Arc::new(b)));
+            }
         }
     }
-    let next = AtomicUsize::new(0);
+    // Per group: the next member to try, and the minimized member once there is one.
+    struct Group {
+        next: usize,
+        minimized: Option<(String, MinimizedRecord)>,
+    }
+    let state: Vec<Mutex<Group>> = groups
+        .iter()
+        .map(|(k, _)| {
+            Mutex::new(Group {
+                next: 0,
+                minimized: done.remove(k),
+            })
+        })
+        .collect();
     let out: Mutex<(MinimizeSummary, Option<std::io::Error>)> = Mutex::new((summary.clone(), None));
-    std::thread::scope(|s| {
-        for _ in 0..jobs {
-            s.spawn(|| loop {
-                let remaining = match cfg.budget {
-                    Some(b) => match b.checked_sub(t0.elapsed()) {
-                        Some(r) if r > Duration::from_secs(1) => r,
-                        _ => break,
-                    },
-                    None => cfg.per_finding,
-                };
-                let i = next.fetch_add(1, Ordering::SeqCst);
-                let Some((dir, name)) = todo.get(i) else {
-                    break;
-                };
-                let Some((_, backend)) = backends.iter().find(|(n, _)| n == name) else {
-                    continue;
-                };
-                let rec = minimize_one(dir, backend, cfg, cfg.per_finding.min(remaining));
-                if progress {
-                    eprintln!(
-                        "minimized {} ({}): {} -> {} instructions, {}",
-                        dir.file_name().unwrap_or_default().to_string_lossy(),
-                        rec.status,
-                        rec.instructions_before,
-                        rec.instructions_after,
-                        rec.title
-                    );
-                }
-                let written = rec.write(dir);
-                let mut o = out.lock().unwrap_or_else(|e| e.into_inner());
-                match rec.status.as_str() {
-                    "minimized" => o.0.minimized += 1,
-                    "not-reproduced" => o.0.not_reproduced += 1,
-                    _ => o.0.failed += 1,
-                }
-                o.0.tests += rec.tests;
-                if let Err(e) = written {
-                    o.1.get_or_insert(e);
-                }
-            });
+    let remaining = || match cfg.budget {
+        Some(b) => b
+            .checked_sub(t0.elapsed())
+            .filter(|r| *r > Duration::from_secs(1)),
+        None => Some(cfg.per_finding),
+    };
+    let record = |dir: &Path, rec: &MinimizedRecord| {
+        if progress {
+            eprintln!(
+                "minimized {} ({}): {} -> {} instructions, {}",
+                dir.file_name().unwrap_or_default().to_string_lossy(),
+                rec.status,
+                rec.instructions_before,
+                rec.instructions_after,
+                rec.title
+            );
         }
-    });
+        let written = rec.write(dir);
+        let mut o = out.lock().unwrap_or_else(|e| e.into_inner());
+        match rec.status.as_str() {
+            "minimized" => o.0.minimized += 1,
+            "not-reproduced" => o.0.not_reproduced += 1,
+            "folded" => o.0.folded += 1,
+            _ => o.0.failed += 1,
+        }
+        o.0.tests += rec.tests;
+        if let Err(e) = written {
+            o.1.get_or_insert(e);
+        }
+    };
+    // Rounds: round r tries member r of every group still without a minimized member.
+    let longest = groups.iter().map(|(_, g)| g.len()).max().unwrap_or(0);
+    for round in 0..longest {
+        if remaining().is_none() {
+            break;
+        }
+        let next = AtomicUsize::new(0);
+        std::thread::scope(|s| {
+            for _ in 0..jobs {
+                s.spawn(|| loop {
+                    let Some(left) = remaining() else { break };
+                    let gi = next.fetch_add(1, Ordering::SeqCst);
+                    let Some((_, members)) = groups.get(gi) else {
+                        break;
+                    };
+                    let member = {
+                        let mut g = state[gi].lock().unwrap_or_else(|e| e.into_inner());
+                        if g.minimized.is_some() || g.next != round || round >= members.len() {
+                            continue;
+                        }
+                        g.next += 1;
+                        round
+                    };
+                    let (dir, name) = &members[member];
+                    let Some((_, backend)) = backends.iter().find(|(n, _)| n == name) else {
+                        continue;
+                    };
+                    let rec = minimize_one(dir, backend, cfg, cfg.per_finding.min(left));
+                    record(dir, &rec);
+                    if rec.status == "minimized" {
+                        let name = dir.file_name().unwrap_or_default().to_string_lossy();
+                        let mut g = state[gi].lock().unwrap_or_else(|e| e.into_inner());
+                        g.minimized = Some((name.into_owned(), rec));
+                    }
+                });
+            }
+        });
+    }
+    // Fold the members no round reached into their group's minimized finding.
+    for ((_, members), g) in groups.iter().zip(&state) {
+        let g = g.lock().unwrap_or_else(|e| e.into_inner());
+        let Some((into, rep)) = &g.minimized else {
+            continue;
+        };
+        for (dir, _) in members {
+            if MinimizedRecord::read(dir).is_some() {
+                continue;
+            }
+            let rec = MinimizedRecord {
+                status: "folded".into(),
+                tests: 0,
+                elapsed_ms: 0,
+                repro: None,
+                message: format!(
+                    "not minimized: its provisional signature is that of finding {into}, which \
+                     was minimized into this bucket"
+                ),
+                ..rep.clone()
+            };
+            record(dir, &rec);
+        }
+    }
     let (s, err) = out.into_inner().unwrap_or_else(|e| e.into_inner());
     if let Some(e) = err {
         return Err(e);
     }
     summary = s;
-    summary.left = todo.len() - summary.minimized - summary.not_reproduced - summary.failed;
+    summary.left =
+        total - summary.minimized - summary.not_reproduced - summary.failed - summary.folded;
     summary.elapsed_s = t0.elapsed().as_secs_f64();
     Ok(summary)
+}
+
+/// A finding's provisional signature, as a key: its kind, backend and label, and for a wrong
+/// value the op that computes the first wrong output, its type and the symptom (the store's
+/// own signature names every op of the program, so no two findings share it); for a crash or
+/// rejection the stored normalized message.
+fn provisional_key(dir: &Path, f: &FindingRecord) -> String {
+    let s = &f.signature;
+    let what = match f.verdict.kind {
+        VerdictKind::Mismatch | VerdictKind::Nondeterministic => {
+            let module = std::fs::read_to_string(dir.join("module.hlo"))
+                .ok()
+                .and_then(|t| hlo::parse::parse_module(&t).ok());
+            match module {
+                Some(m) => {
+                    let c = m.entry_computation();
+                    let root = c.root_instruction();
+                    let out = f.verdict.mismatched_outputs.first().copied().unwrap_or(0);
+                    let i = match root.opcode {
+                        hlo::Opcode::Tuple => {
+                            root.operands.get(out).map_or(root, |&o| &c.instructions[o])
+                        }
+                        _ => root,
+                    };
+                    let b = BucketSignature::of(&f.verdict, &m, None);
+                    format!("{} {} {}", i.opcode.name(), i.shape, b.symptom)
+                }
+                // Unreadable: a group of its own.
+                None => dir.display().to_string(),
+            }
+        }
+        _ => s.detail.clone(),
+    };
+    format!("{:?}\u{1}{}\u{1}{}\u{1}{what}", s.kind, s.backend, s.label)
 }

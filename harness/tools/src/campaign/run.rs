@@ -15,7 +15,10 @@ struct Shared {
     state: CampaignState,
     /// Completed module indices (in-shard ordinals) above the watermark, with their stats.
     pending: BTreeMap<u64, CampaignStats>,
+    /// This run's samples, on the whole campaign's axes (see [`Shared::sample`]).
     timeline: Vec<Sample>,
+    /// Where this run starts on those axes: the campaign's seconds and counters before it.
+    base: Sample,
     modules_this_run: u64,
     programs_this_run: u64,
     cases_this_run: u64,
@@ -28,15 +31,17 @@ struct Shared {
 
 impl Shared {
     fn new(state: CampaignState) -> Shared {
+        let base = Sample {
+            t_s: state.elapsed_s,
+            modules: state.stats.modules,
+            programs: state.stats.programs,
+            findings: state.timeline.last().map_or(0, |p| p.findings),
+        };
         Shared {
             state,
             pending: BTreeMap::new(),
-            timeline: vec![Sample {
-                t_s: 0.0,
-                modules: 0,
-                programs: 0,
-                findings: 0,
-            }],
+            timeline: vec![base.clone()],
+            base,
             modules_this_run: 0,
             programs_this_run: 0,
             cases_this_run: 0,
@@ -69,12 +74,15 @@ impl Shared {
     }
 
     /// This invocation's counters at `t_s` seconds.
+    /// A timeline sample `t_s` seconds into this run, on the whole campaign's axes (campaign
+    /// seconds, counters over every run), so a resumed campaign's chart goes on where the last
+    /// run stopped.
     fn sample(&self, t_s: f64) -> Sample {
         Sample {
-            t_s,
-            modules: self.modules_this_run,
-            programs: self.programs_this_run,
-            findings: self.findings_this_run,
+            t_s: self.base.t_s + t_s,
+            modules: self.base.modules + self.modules_this_run,
+            programs: self.base.programs + self.programs_this_run,
+            findings: self.base.findings + self.findings_this_run,
         }
     }
 }
@@ -174,6 +182,7 @@ fn load_or_start(
         pack: cfg.pack.max(1),
         input_sets: cfg.input_sets.max(1),
         stats: CampaignStats::default(),
+        timeline: Vec::new(),
     };
     match store.load_state()? {
         Some(s) => {
@@ -411,6 +420,16 @@ impl<'a> FuzzPhase<'a> {
         let elapsed = self.started.elapsed().as_secs_f64();
         let mut sh = self.shared.into_inner().unwrap_or_else(|e| e.into_inner());
         sh.state.elapsed_s += elapsed;
+        let last = sh.sample(elapsed);
+        sh.timeline.push(last);
+        // The whole campaign's timeline: this run's samples after the earlier runs' (its
+        // first sample repeats their last one), thinned to at most 2,000 points.
+        let mut run = std::mem::take(&mut sh.timeline);
+        if !sh.state.timeline.is_empty() {
+            run.remove(0);
+        }
+        sh.state.timeline.extend(run);
+        thin(&mut sh.state.timeline, 2000);
         self.store.save_state(&sh.state)?;
         if let Some(e) = self
             .io_error
@@ -433,9 +452,20 @@ impl<'a> FuzzPhase<'a> {
             }
             None => {}
         }
-        let last = sh.sample(elapsed);
-        sh.timeline.push(last);
         Ok((sh, elapsed))
+    }
+}
+
+/// Keeps at most `n` samples of `t`: every other one dropped (the last kept) while too long.
+fn thin(t: &mut Vec<Sample>, n: usize) {
+    while t.len() > n.max(2) {
+        let last = t.pop();
+        let mut i = 0;
+        t.retain(|_| {
+            i += 1;
+            i % 2 == 1
+        });
+        t.extend(last);
     }
 }
 
@@ -463,7 +493,8 @@ fn summary_of(
         modules_per_s: sh.modules_this_run as f64 / elapsed.max(1e-9),
         programs_per_s: sh.programs_this_run as f64 / elapsed.max(1e-9),
         cases_per_s: sh.cases_this_run as f64 / elapsed.max(1e-9),
-        timeline: sh.timeline,
+        campaign_elapsed_s: sh.state.elapsed_s,
+        timeline: sh.state.timeline.clone(),
         xla_info,
         environment: serde_json::Value::Null,
         out: cfg.out.clone(),
