@@ -103,6 +103,22 @@ pub struct Entry {
     pub matcher: Matcher,
 }
 
+impl Entry {
+    /// One registry file's text as an entry: malformed TOML is an error with its line and
+    /// column, and so is a matcher that constrains nothing.
+    pub fn parse(text: &str) -> Result<Entry, String> {
+        let e: Entry = toml::from_str(text).map_err(|e| e.to_string().trim().to_string())?;
+        if !e.matcher.constrains_something() {
+            return Err(format!(
+                "entry `{}`: its [match] constrains nothing, so it would claim every bucket \
+                 (give at least one key: kind, ops_include, culprit, ...)",
+                e.id
+            ));
+        }
+        Ok(e)
+    }
+}
+
 fn opcode(op: &str) -> &str {
     op.split_once(':').map(|(o, _)| o).unwrap_or(op)
 }
@@ -214,20 +230,10 @@ impl Registry {
         let mut entries: Vec<Entry> = Vec::new();
         for f in files {
             let text = std::fs::read_to_string(&f).map_err(|e| RegistryError::Io(f.clone(), e))?;
-            let e: Entry = toml::from_str(&text).map_err(|e| RegistryError::Bad {
+            let e = Entry::parse(&text).map_err(|message| RegistryError::Bad {
                 path: f.clone(),
-                message: e.to_string().trim().to_string(),
+                message,
             })?;
-            if !e.matcher.constrains_something() {
-                return Err(RegistryError::Bad {
-                    path: f,
-                    message: format!(
-                        "entry `{}`: its [match] constrains nothing, so it would claim every \
-                         bucket (give at least one key: kind, ops_include, culprit, ...)",
-                        e.id
-                    ),
-                });
-            }
             if entries.iter().any(|o| o.id == e.id) {
                 return Err(RegistryError::Bad {
                     path: f,
