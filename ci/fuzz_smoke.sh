@@ -5,7 +5,7 @@
 # file that is out of date, and on a build that fails. scripts/test runs it after the workspace's
 # tests.
 #
-#   ci/fuzz_smoke.sh                 # all three targets
+#   ci/fuzz_smoke.sh                 # all six targets
 #   ci/fuzz_smoke.sh hlo_parse       # some of them
 #
 # Environment:
@@ -29,7 +29,7 @@ cd "$root"
 
 cargo_fuzz_version=0.13.2
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(hlo_parse interp_eval hlo_diff)
+[ ${#targets[@]} -gt 0 ] || targets=(hlo_parse inputs literal_file registry interp_eval hlo_diff)
 for t in "${targets[@]}"; do
   [ -d "fuzz/seeds/$t" ] || { echo "fuzz_smoke: no seeds for target '$t' (fuzz/seeds/$t)" >&2; exit 2; }
 done
@@ -37,7 +37,9 @@ done
 # cores. -seed=1 fixes libFuzzer's random choices, but not the coverage it steers by, which
 # threads also write (hlo_diff's engine, the oracle's rayon): the mutated inputs can differ from
 # run to run, most visibly hlo_diff's (it stops at a finding in some runs, not in others).
-declare -A default_runs=([hlo_parse]=100000 [interp_eval]=4000 [hlo_diff]=40)
+# The readers (inputs, literal_file, registry) are fast: 100000 runs each in a few seconds.
+declare -A default_runs=([hlo_parse]=100000 [inputs]=100000 [literal_file]=100000
+  [registry]=100000 [interp_eval]=4000 [hlo_diff]=40)
 
 start=$SECONDS
 say() { echo "fuzz_smoke: $*" >&2; }

@@ -22,16 +22,59 @@ pub fn generate_inputs(module: &Module, u: &mut Unstructured, cfg: &Config) -> V
     generate_inputs_from_seed(module, seed, cfg)
 }
 
-/// Arguments for `module`'s entry parameters from a seed.
+/// Arguments for `module`'s entry parameters from a seed. For the modules the generators make
+/// (their shapes are bounded by the configuration); a module from a user goes through
+/// [`try_generate_inputs_from_seed`], which checks the sizes first.
 pub fn generate_inputs_from_seed(module: &Module, seed: u64, cfg: &Config) -> Vec<Literal> {
-    let mut r = SplitMix64(seed ^ 0x5eed_1a9u64);
+    try_generate_inputs_from_seed(module, seed, cfg, u64::MAX)
+        .unwrap_or_else(|e| panic!("a generated module's inputs cannot be made: {e}"))
+}
+
+/// [`generate_inputs_from_seed`] for any module: the entry parameters' sizes are computed with
+/// checked arithmetic and must fit in `max_bytes` together (the oracle's memory budget, for a
+/// user's module) before anything is allocated; an error says which parameter does not.
+pub fn try_generate_inputs_from_seed(
+    module: &Module,
+    seed: u64,
+    cfg: &Config,
+    max_bytes: u64,
+) -> Result<Vec<Literal>, String> {
     let entry = module.entry_computation();
+    let params = entry.parameters();
+    let mut total = 0u64;
+    for (_, p) in &params {
+        let bytes = shape_bytes(&p.shape).ok_or_else(|| {
+            format!(
+                "parameter {} ({}) has more bytes than can be addressed",
+                p.name, p.shape
+            )
+        })?;
+        total = total.saturating_add(bytes);
+        if total > max_bytes {
+            return Err(format!(
+                "parameter {} ({}): the inputs need {} bytes or more, over the memory budget \
+                 of {max_bytes} bytes",
+                p.name, p.shape, total
+            ));
+        }
+    }
+    let mut r = SplitMix64(seed ^ 0x5eed_1a9u64);
     let bounds = index_bounds(entry);
-    entry
-        .parameters()
+    Ok(params
         .into_iter()
         .map(|(id, p)| make(&mut r, &p.shape, bounds.get(&id), cfg))
-        .collect()
+        .collect())
+}
+
+/// The bytes of a value of `shape` (`None` when it overflows or a dimension is negative).
+fn shape_bytes(shape: &Shape) -> Option<u64> {
+    match shape {
+        Shape::Array(a) => a.element_count()?.checked_mul(a.ty.byte_size() as u64),
+        Shape::Tuple(t) => t
+            .iter()
+            .try_fold(0u64, |acc, s| acc.checked_add(shape_bytes(s)?)),
+        Shape::Token | Shape::Opaque => Some(0),
+    }
 }
 
 /// For an index parameter: the in-range bound of each component along `index_vector_dim`.

@@ -23,7 +23,7 @@ pub mod rng;
 pub mod strategy;
 
 pub use config::{Config, OpFamily, CPU_NO_DOT_TYPES, CPU_TYPES, DEFAULT_TYPES};
-pub use inputs::{generate_inputs, generate_inputs_from_seed};
+pub use inputs::{generate_inputs, generate_inputs_from_seed, try_generate_inputs_from_seed};
 pub use pack::pack;
 
 use arbitrary::Unstructured;

@@ -146,7 +146,14 @@ pub struct DumpIndex {
     pub debug_options: BTreeMap<String, String>,
     /// Observations a reader should know about (module cap reached, `.*` regex, ...).
     pub notes: Vec<String>,
+    /// Directories below the dump directory that were not read: more than
+    /// [`MAX_DUMP_DEPTH`] levels down (relative paths).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub too_deep: Vec<String>,
 }
+
+/// How many directory levels below a dump directory [`read_dump_dir`] reads.
+pub const MAX_DUMP_DEPTH: usize = 16;
 
 impl DumpIndex {
     pub fn unclassified(&self) -> impl Iterator<Item = &DumpFile> {
@@ -432,6 +439,7 @@ fn build_index(files: Vec<DumpFile>) -> DumpIndex {
         modules,
         debug_options: BTreeMap::new(),
         notes: Vec::new(),
+        too_deep: Vec::new(),
     }
 }
 
@@ -471,7 +479,8 @@ pub fn read_dump_dir(dir: &Path) -> Result<DumpIndex, DumpError> {
         return Err(DumpError::NotADirectory(dir.to_path_buf()));
     }
     let mut paths = Vec::new();
-    walk(dir, dir, &mut paths, 0)?;
+    let mut too_deep = Vec::new();
+    walk(dir, dir, &mut paths, &mut too_deep, 0)?;
     let mut index = classify_paths(&paths);
     for m in &index.modules {
         if let Some(p) = &m.debug_options {
@@ -485,11 +494,34 @@ pub fn read_dump_dir(dir: &Path) -> Result<DumpIndex, DumpError> {
         }
     }
     index.notes = notes_for(&index);
+    if let Some(first) = too_deep.first() {
+        index.notes.push(format!(
+            "{} directories more than {MAX_DUMP_DEPTH} levels down were not read (the first: {first})",
+            too_deep.len()
+        ));
+    }
+    index.too_deep = too_deep;
     Ok(index)
 }
 
-fn walk(root: &Path, dir: &Path, out: &mut Vec<String>, depth: usize) -> Result<(), DumpError> {
-    if depth > 16 {
+fn relative(root: &Path, path: &Path) -> String {
+    let rel = path.strip_prefix(root).unwrap_or(path);
+    let rel: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    rel.join("/")
+}
+
+fn walk(
+    root: &Path,
+    dir: &Path,
+    out: &mut Vec<String>,
+    too_deep: &mut Vec<String>,
+    depth: usize,
+) -> Result<(), DumpError> {
+    if depth > MAX_DUMP_DEPTH {
+        too_deep.push(relative(root, dir));
         return Ok(());
     }
     let io = |e| DumpError::Io {
@@ -508,14 +540,9 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<String>, depth: usize) -> Result<
             source: err,
         })?;
         if ft.is_dir() {
-            walk(root, &path, out, depth + 1)?;
+            walk(root, &path, out, too_deep, depth + 1)?;
         } else {
-            let rel = path.strip_prefix(root).unwrap_or(&path);
-            let rel: Vec<String> = rel
-                .components()
-                .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                .collect();
-            out.push(rel.join("/"));
+            out.push(relative(root, &path));
         }
     }
     Ok(())

@@ -63,6 +63,8 @@ pub enum LiteralError {
     BadDim(i64),
     #[error("{0} has no array literal")]
     NotArrayType(PrimitiveType),
+    #[error("{ty}[{dims}] has more bytes than this machine can address")]
+    TooLarge { ty: PrimitiveType, dims: String },
 }
 
 fn dims_text(dims: &[i64]) -> String {
@@ -78,10 +80,10 @@ impl ArrayLiteral {
         if !ty.is_array_type() {
             return Err(LiteralError::NotArrayType(ty));
         }
-        let n = element_count(&dims)?;
+        let bytes = byte_count(ty, &dims)?;
         Ok(ArrayLiteral {
             ty,
-            data: vec![0u8; n * ty.byte_size()],
+            data: vec![0u8; bytes],
             dims,
         })
     }
@@ -95,7 +97,7 @@ impl ArrayLiteral {
         if !ty.is_array_type() {
             return Err(LiteralError::NotArrayType(ty));
         }
-        let expected = element_count(&dims)? * ty.byte_size();
+        let expected = byte_count(ty, &dims)?;
         if expected != data.len() {
             return Err(LiteralError::Size {
                 ty,
@@ -167,14 +169,22 @@ impl ArrayLiteral {
     }
 }
 
-fn element_count(dims: &[i64]) -> Result<usize, LiteralError> {
-    dims.iter().try_fold(1usize, |acc, &d| {
-        if d < 0 {
-            Err(LiteralError::BadDim(d))
-        } else {
-            acc.checked_mul(d as usize).ok_or(LiteralError::BadDim(d))
-        }
-    })
+/// The bytes of a `ty[dims]` literal, with checked arithmetic.
+fn byte_count(ty: PrimitiveType, dims: &[i64]) -> Result<usize, LiteralError> {
+    let too_large = || LiteralError::TooLarge {
+        ty,
+        dims: dims_text(dims),
+    };
+    dims.iter()
+        .try_fold(1usize, |acc, &d| {
+            if d < 0 {
+                Err(LiteralError::BadDim(d))
+            } else {
+                acc.checked_mul(d as usize).ok_or_else(too_large)
+            }
+        })?
+        .checked_mul(ty.byte_size())
+        .ok_or_else(too_large)
 }
 
 fn sign_extend(v: u64, bits: u32) -> i64 {
@@ -389,6 +399,16 @@ impl Literal {
 mod tests {
     use super::*;
     use PrimitiveType::*;
+
+    /// c128[2^60] is 2^64 bytes: the size must not wrap to 0 and accept no data.
+    #[test]
+    fn a_size_that_overflows_is_an_error_not_an_empty_literal() {
+        let e = ArrayLiteral::from_bytes(C128, vec![1 << 60], Vec::new()).unwrap_err();
+        assert!(matches!(e, LiteralError::TooLarge { .. }), "{e}");
+        assert!(e.to_string().contains("c128[1152921504606846976]"), "{e}");
+        let e = ArrayLiteral::zeros(F32, vec![1 << 62, 4]).unwrap_err();
+        assert!(matches!(e, LiteralError::TooLarge { .. }), "{e}");
+    }
 
     #[test]
     fn every_type_round_trips_small_values() {

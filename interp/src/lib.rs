@@ -52,6 +52,11 @@ pub enum EvalError {
     Internal { why: String },
 }
 
+/// The oracle's default memory budget ([`EvalOptions::max_bytes`]): 8 GiB. What hlo-diff
+/// reads or generates as a module's inputs is held to it too (an input the oracle could not
+/// hold is refused before it is allocated).
+pub const DEFAULT_MAX_BYTES: u64 = 8 << 30;
+
 /// Limits that turn a runaway evaluation into [`EvalError::Budget`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct EvalOptions {
@@ -86,7 +91,7 @@ impl Default for EvalOptions {
     fn default() -> Self {
         EvalOptions {
             max_steps: 200_000_000,
-            max_bytes: 8 << 30,
+            max_bytes: DEFAULT_MAX_BYTES,
             variant: variant::Variant::default(),
             host: None,
         }

@@ -126,9 +126,9 @@ fn run_releases(
     if global.json {
         print_json(&serde_json::json!({"bug": bug, "releases": report}));
     } else if args.markdown {
-        print!("{}", report.markdown());
+        out!("{}", report.markdown());
     } else {
-        print!("{}", report.render());
+        out!("{}", report.render());
     }
     Ok(if bug { Exit::BugFound } else { Exit::Clean })
 }
@@ -201,7 +201,7 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
                     &serde_json::json!({"bug": true, "bisected": false, "error": e.to_string()}),
                 );
             } else {
-                println!("{e}\nno values to bisect: run `hlo-diff minimize` on the module instead");
+                outln!("{e}\nno values to bisect: run `hlo-diff minimize` on the module instead");
             }
             return Ok(Exit::BugFound);
         }
@@ -211,7 +211,7 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
         if let Some(written) = iso.write_repro(dir, &args.backend, &opts.run.env_option_overrides) {
             written.map_err(|e| Failure::bad_input(format!("{}: {e}", dir.display())))?;
             if !global.json {
-                println!("kernel repro: {}", dir.display());
+                outln!("kernel repro: {}", dir.display());
             }
         }
     }
@@ -221,9 +221,9 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
         v["bug"] = serde_json::Value::Bool(report.found_divergence());
         print_json(&v);
     } else if args.markdown {
-        print!("{}", report.markdown());
+        out!("{}", report.markdown());
     } else {
-        print!("{}", report.render());
+        out!("{}", report.render());
     }
     Ok(if report.found_divergence() {
         Exit::BugFound

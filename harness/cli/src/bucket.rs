@@ -38,8 +38,7 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
         .registry
         .clone()
         .unwrap_or_else(findings::registry::Registry::default_dir);
-    let registry = findings::registry::Registry::load(&registry_dir)
-        .map_err(|e| Failure::bad_input(e.to_string()))?;
+    let registry = crate::input::load_registry(args.registry.as_deref())?;
     let case = load_case(&args.target, args.inputs.as_deref(), args.seed)?;
     let stored = if args.target.is_dir() {
         finding_xla_options(&args.target)?
@@ -76,10 +75,10 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
             "message": rec.message,
         }));
     } else if !bug {
-        println!("no bug: {}", rec.message);
+        outln!("no bug: {}", rec.message);
     } else {
-        println!("bucket {}: {}", rec.bucket_id, rec.title);
-        println!(
+        outln!("bucket {}: {}", rec.bucket_id, rec.title);
+        outln!(
             "  ops {:?}, symptom {:?}, culprit {:?}{}",
             rec.bucket.ops,
             rec.bucket.symptom,
@@ -90,13 +89,15 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
                 format!(", message {:?}", rec.bucket.message)
             }
         );
-        println!(
+        outln!(
             "  minimized {} -> {} instructions in {} tests",
-            rec.instructions_before, rec.instructions_after, rec.tests
+            rec.instructions_before,
+            rec.instructions_after,
+            rec.tests
         );
         match known {
-            Some(e) => println!("  KNOWN: {} ({}, {:?})", e.id, e.title, e.status),
-            None => println!("  NEW: no entry of {} claims it", registry_dir.display()),
+            Some(e) => outln!("  KNOWN: {} ({}, {:?})", e.id, e.title, e.status),
+            None => outln!("  NEW: no entry of {} claims it", registry_dir.display()),
         }
     }
     Ok(if new { Exit::BugFound } else { Exit::Clean })

@@ -3,7 +3,9 @@
 //!
 //! In directories, the files taken are the HLO modules by XLA's dump grammar
 //! (before/after-optimizations and per-pass snapshots, not buffer-assignment reports) and files
-//! ending in `.hlo`; files named on the command line are always taken.
+//! ending in `.hlo`; files named on the command line are always taken. What a directory holds
+//! that is not taken (other files, directories too deep to search) is counted and named, and a
+//! command that finds nothing to check is an error (exit 2), never "checked 0 files".
 
 use super::{print_json, Exit, Failure, Global};
 use engine::backend::StageTimeouts;
@@ -32,9 +34,24 @@ pub struct CheckFailure {
     pub message: String,
 }
 
+/// What the directories given held that is not checked.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Skipped {
+    /// Files whose names are not HLO modules by XLA's dump grammar nor `*.hlo`.
+    pub files: Vec<String>,
+    /// Directories more than [`hlo::dump::MAX_DUMP_DEPTH`] levels down, not searched.
+    pub too_deep: Vec<String>,
+}
+
 /// The HLO files under `paths`, in a stable order.
 pub fn collect_hlo_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Failure> {
+    collect_hlo_files_skipping(paths).map(|(files, _)| files)
+}
+
+/// [`collect_hlo_files`] and what it skipped.
+pub fn collect_hlo_files_skipping(paths: &[PathBuf]) -> Result<(Vec<PathBuf>, Skipped), Failure> {
     let mut out = Vec::new();
+    let mut skipped = Skipped::default();
     for p in paths {
         if p.is_dir() {
             let index =
@@ -44,8 +61,16 @@ pub fn collect_hlo_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Failure> {
             for f in &kinds.files {
                 if f.kind.is_hlo_text() || f.path.ends_with(".hlo") {
                     out.push(p.join(&f.path));
+                } else {
+                    skipped.files.push(p.join(&f.path).display().to_string());
                 }
             }
+            skipped.too_deep.extend(
+                index
+                    .too_deep
+                    .iter()
+                    .map(|d| p.join(d).display().to_string()),
+            );
         } else if p.exists() {
             out.push(p.clone());
         } else {
@@ -55,7 +80,36 @@ pub fn collect_hlo_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Failure> {
             )));
         }
     }
-    Ok(out)
+    Ok((out, skipped))
+}
+
+/// The line saying what was skipped, if anything was.
+fn skipped_text(s: &Skipped) -> Option<String> {
+    let list = |v: &[String]| {
+        let mut t = v.iter().take(3).cloned().collect::<Vec<_>>().join(", ");
+        if v.len() > 3 {
+            t.push_str(&format!(", and {} more", v.len() - 3));
+        }
+        t
+    };
+    let mut parts = Vec::new();
+    if !s.files.is_empty() {
+        parts.push(format!(
+            "skipped {} files whose names are not HLO modules by XLA's dump file names nor \
+             *.hlo (name a file to check it anyway): {}",
+            s.files.len(),
+            list(&s.files)
+        ));
+    }
+    if !s.too_deep.is_empty() {
+        parts.push(format!(
+            "did not search {} directories more than {} levels down: {}",
+            s.too_deep.len(),
+            hlo::dump::MAX_DUMP_DEPTH,
+            list(&s.too_deep)
+        ));
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
 }
 
 /// Parses, verifies and round-trips one file; returns the printed text on success.
@@ -87,7 +141,20 @@ pub fn check_file(path: &Path) -> Result<String, CheckFailure> {
 }
 
 pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
-    let files = collect_hlo_files(&args.paths)?;
+    let (files, skipped) = collect_hlo_files_skipping(&args.paths)?;
+    if files.is_empty() {
+        return Err(Failure::bad_input(format!(
+            "{}: no HLO module to check{}",
+            args.paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            skipped_text(&skipped)
+                .map(|t| format!(" ({t})"))
+                .unwrap_or_default()
+        )));
+    }
     let xla = if args.xla {
         let backend = WorkerBackend::xla_cpu(
             WorkerConfig::new(engine::worker::Platform::Cpu)
@@ -134,12 +201,16 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
             "failed": failures.len(),
             "xla": args.xla,
             "failures": failures,
+            "skipped": skipped,
         }));
     } else {
         for e in &failures {
             eprintln!("{} [{}]: {}", e.file, e.step, e.message);
         }
-        println!(
+        if let Some(t) = skipped_text(&skipped) {
+            eprintln!("{t}");
+        }
+        outln!(
             "checked {} files{}: {} ok, {} failed",
             files.len(),
             if args.xla { " (with XLA's parser)" } else { "" },

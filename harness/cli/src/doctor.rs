@@ -53,9 +53,9 @@ pub fn run(_args: Args, global: &Global) -> Result<Exit, Failure> {
         }
         print_json(&j);
     } else {
-        print!("{}", text(&env));
+        out!("{}", text(&env));
         match (&env.pjrt, &pjrt_missing) {
-            (Some(p), _) => println!(
+            (Some(p), _) => outln!(
                 "pjrt         {} (platform {}, PJRT C API {}, xla_version {})",
                 p.plugin,
                 p.platform,
@@ -65,7 +65,7 @@ pub fn run(_args: Args, global: &Global) -> Result<Exit, Failure> {
                     .map(String::as_str)
                     .unwrap_or("-")
             ),
-            (None, Some(why)) => println!("pjrt         unavailable: {why}"),
+            (None, Some(why)) => outln!("pjrt         unavailable: {why}"),
             (None, None) => {}
         }
     }

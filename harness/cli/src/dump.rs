@@ -17,7 +17,7 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
             .map_err(|e| Failure::bad_input(format!("cannot serialize the dump index: {e}")))?;
         print_json(&value);
     } else {
-        print!(
+        out!(
             "{}",
             hlo::dump::render_summary(&index, &args.dir.display().to_string())
         );

@@ -133,6 +133,9 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
         }
         None => generators::Config::default(),
     };
+    // Read before the campaign: a mistyped --registry or a bad entry is known before hours
+    // of fuzzing, not after.
+    let registry = crate::input::load_registry(args.registry.as_deref())?;
     let cfg = CampaignConfig {
         backends: args.backends.clone(),
         seed: args.seed,
@@ -165,10 +168,7 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
             ..Default::default()
         }),
         minimize_share: args.minimize_share.clamp(0.0, 0.95),
-        registry: args
-            .registry
-            .clone()
-            .unwrap_or_else(findings::registry::Registry::default_dir),
+        registry: args.registry.clone(),
         history: args.history.clone(),
     };
     // NEW is judged against the history as it was before this campaign (which adds to it).
@@ -191,8 +191,6 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
             file.display()
         );
     }
-    let registry = findings::registry::Registry::load(&cfg.registry)
-        .map_err(|e| Failure::bad_input(e.to_string()))?;
     let any = !scan.findings.is_empty() || !scan.unreadable.is_empty();
     let d = findings::report::ReportData::new(&summary, scan.findings, &registry, &history);
     let exit = if (args.fail_on_any_finding && any) || d.has_new() || !scan.unreadable.is_empty() {
@@ -215,8 +213,8 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
         print_json(&v);
         return Ok(exit);
     }
-    print!("{}", findings::report::summary_text(&d));
-    println!(
+    out!("{}", findings::report::summary_text(&d));
+    outln!(
         "\nreports: {}/report.html, report.json, report.md",
         args.out.display()
     );

@@ -117,7 +117,7 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
     if global.json {
         print_json(&json!({ "files": files }));
     } else {
-        println!("wrote {} modules to {}", files.len(), args.out.display());
+        outln!("wrote {} modules to {}", files.len(), args.out.display());
     }
     Ok(Exit::Clean)
 }
@@ -175,9 +175,9 @@ pub fn coverage(args: CoverageArgs, global: &Global) -> Result<Exit, Failure> {
         let widest = rows.first().map_or(1, |r| *r.1).max(1);
         for (op, n) in &rows {
             let bar = "#".repeat(((**n as f64 / widest as f64) * 40.0).ceil() as usize);
-            println!("{:<28} {:>9} {}", op.name(), n, bar);
+            outln!("{:<28} {:>9} {}", op.name(), n, bar);
         }
-        println!(
+        outln!(
             "{} distinct opcodes, {} instructions over {} modules",
             hist.len(),
             total,
@@ -245,9 +245,11 @@ fn xla_coverage(
         }));
         return Ok(Exit::Clean);
     }
-    println!(
+    outln!(
         "{:<44} {:>10} {:>10}",
-        "category (share of modules reaching it)", "generated", "reference"
+        "category (share of modules reaching it)",
+        "generated",
+        "reference"
     );
     for r in &rows {
         let mark = if r.reference_percent > 0.0 && r.generated_percent < 1.0 {
@@ -255,12 +257,14 @@ fn xla_coverage(
         } else {
             ""
         };
-        println!(
+        outln!(
             "{:<44} {:>9.1}% {:>9.1}%{mark}",
-            r.category, r.generated_percent, r.reference_percent
+            r.category,
+            r.generated_percent,
+            r.reference_percent
         );
     }
-    println!(
+    outln!(
         "generated: {} programs compiled by XLA CPU of {n} (seed {}, {}), {:.0} s; reference: {} modules of {}",
         generated.table.modules,
         args.seed,
@@ -270,7 +274,7 @@ fn xla_coverage(
         ref_dir.display()
     );
     if !generated.not_compiled.is_empty() {
-        println!("not run to completion: {:?}", generated.not_compiled);
+        outln!("not run to completion: {:?}", generated.not_compiled);
     }
     for u in generated
         .table
@@ -278,9 +282,9 @@ fn xla_coverage(
         .iter()
         .chain(&reference.unreadable)
     {
-        println!("unreadable optimized module: {u}");
+        outln!("unreadable optimized module: {u}");
     }
-    println!(
+    outln!(
         "{} of {} reference categories reached by at least 1% of generated modules",
         rows.iter()
             .filter(|r| r.reference_percent > 0.0 && r.generated_percent >= 1.0)

@@ -86,7 +86,12 @@ pub fn load_inputs_with(
             }
             inputs
         }
-        None => generators::generate_inputs_from_seed(m, seed, generator),
+        // Within the oracle's memory budget: a parameter it could not hold is refused here,
+        // before its input is allocated.
+        None => {
+            generators::try_generate_inputs_from_seed(m, seed, generator, interp::DEFAULT_MAX_BYTES)
+                .map_err(|e| Failure::bad_input(format!("generating the inputs: {e}")))?
+        }
     };
     if params.len() != inputs.len() {
         return Err(Failure::bad_input(format!(
@@ -110,6 +115,17 @@ pub fn load_inputs_with(
 /// [`load_inputs_with`] the default generator.
 pub fn load_inputs(m: &Module, path: Option<&Path>, seed: u64) -> Result<Vec<Literal>, Failure> {
     load_inputs_with(m, path, seed, &generators::Config::default())
+}
+
+/// The known-bug registry in `dir` (which must exist when given), else the repository's; a
+/// file in it that is not an entry is named in a warning on stderr.
+pub fn load_registry(dir: Option<&Path>) -> Result<findings::registry::Registry, Failure> {
+    let registry = findings::registry::Registry::load_or_default(dir)
+        .map_err(|e| Failure::bad_input(e.to_string()))?;
+    for w in registry.warnings() {
+        eprintln!("{w}");
+    }
+    Ok(registry)
 }
 
 /// `NAME=VALUE` pairs (a leading `--` is dropped).

@@ -5,6 +5,27 @@
 //! Exit codes (the brief's contract): 0 nothing wrong found, 1 a bug was found, 2 bad input or
 //! usage, 3 infrastructure missing.
 
+/// `print!` to stdout that ends the process the way the shell expects (killed by SIGPIPE) when
+/// stdout is a closed pipe (`hlo-diff dump --json DIR | head`), where `print!` would panic.
+/// Every command writes its stdout through this and [`outln!`]. (SIGPIPE itself stays ignored,
+/// as Rust sets it: a worker that dies must be a write error on its pipe, never the end of
+/// hlo-diff.)
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::write_stdout(format_args!($($arg)*))
+    };
+}
+
+/// [`out!`] with a newline, as `println!`.
+macro_rules! outln {
+    () => {
+        $crate::write_stdout(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        $crate::write_stdout(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
 pub mod bisect;
 pub mod bucket;
 pub mod check;
@@ -22,6 +43,32 @@ pub mod triage;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
+
+/// Writes to stdout; a closed pipe ends the process quietly, as killed by SIGPIPE (exit status
+/// 141 in a shell), any other write error ends it with a message (exit 2).
+pub fn write_stdout(args: std::fmt::Arguments) {
+    use std::io::Write;
+    let Err(e) = std::io::stdout().lock().write_fmt(args) else {
+        return;
+    };
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        die_of_sigpipe();
+    }
+    eprintln!("hlo-diff: writing to stdout: {e}");
+    std::process::exit(Exit::BadInput as i32);
+}
+
+/// Ends the process as a closed pipe ends a program that does not ignore SIGPIPE.
+fn die_of_sigpipe() -> ! {
+    #[cfg(unix)]
+    // SAFETY: signal and raise with a valid signal number and SIG_DFL; nothing else runs on
+    // this thread meanwhile and the process ends here.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        libc::raise(libc::SIGPIPE);
+    }
+    std::process::exit(128 + 13)
+}
 
 /// What a command came to, as an exit code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -149,7 +196,7 @@ pub fn run(cli: Cli) -> Result<Exit, Failure> {
 
 /// Prints a JSON value on stdout (the `--json` contract: one object).
 pub fn print_json(value: &serde_json::Value) {
-    println!(
+    outln!(
         "{}",
         serde_json::to_string_pretty(value).unwrap_or_else(|_| "{}".into())
     );

@@ -1,8 +1,10 @@
 //! `hlo-diff merge STORE... --out DIR`: folds several campaigns' stores (the shards of one
 //! campaign, or campaigns on several machines) into one store and writes one report. Findings
 //! fold by signature (occurrences are united, counts add up, nothing is doubled), their
-//! buckets fold by bucket id, and the counters of every store's `campaign.json` add up. Exit 1
-//! when a bucket is NEW (as `fuzz`), 0 otherwise.
+//! buckets fold by bucket id, and the counters of every store's `campaign.json` add up. A
+//! `finding.json` that cannot be read is not merged: it is named on stderr, counted in the
+//! summary, and makes the exit 1, as `fuzz` does. Exit 1 when a bucket is NEW or a record is
+//! unreadable, 0 otherwise.
 
 use super::{print_json, Exit, Failure, Global};
 use findings::store::{CampaignState, CampaignStats, Store};
@@ -45,6 +47,22 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
         }
     }
     let out = Store::open(&args.out).map_err(|e| bad(&args.out, &e))?;
+    // A record that cannot be read is still something found: it is not merged (there is
+    // nothing to fold), but it is reported and counts for the exit code.
+    let mut unreadable: Vec<(PathBuf, String)> = Vec::new();
+    for s in args.stores.iter().chain(std::iter::once(&args.out)) {
+        if s != &args.out && s.canonicalize().ok() == args.out.canonicalize().ok() {
+            continue;
+        }
+        let st = Store::open(s).map_err(|e| bad(s, &e))?;
+        unreadable.extend(st.scan().map_err(|e| bad(s, &e))?.unreadable);
+    }
+    for (file, why) in &unreadable {
+        eprintln!(
+            "warning: {}: unreadable finding record, not merged: {why}",
+            file.display()
+        );
+    }
     let mut copied = 0;
     let mut folded = 0;
     for s in &args.stores {
@@ -86,12 +104,7 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
         resumed: false,
         minimize: None,
     };
-    let registry_dir = args
-        .registry
-        .clone()
-        .unwrap_or_else(findings::registry::Registry::default_dir);
-    let registry = findings::registry::Registry::load(&registry_dir)
-        .map_err(|e| Failure::bad_input(e.to_string()))?;
+    let registry = crate::input::load_registry(args.registry.as_deref())?;
     let history = findings::report::read_history(args.history.as_deref())
         .map_err(|e| Failure::bad_input(e.to_string()))?;
     findings::report::write_reports(&summary, &out, &registry, &history)
@@ -107,19 +120,35 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
         if let Some(o) = v.as_object_mut() {
             o.insert(
                 "merge".into(),
-                serde_json::json!({"stores": args.stores, "copied": copied, "folded": folded}),
+                serde_json::json!({
+                    "stores": args.stores,
+                    "copied": copied,
+                    "folded": folded,
+                    "unreadable": unreadable
+                        .iter()
+                        .map(|(f, why)| serde_json::json!({"file": f, "why": why}))
+                        .collect::<Vec<_>>(),
+                }),
             );
         }
         print_json(&v);
     } else {
-        println!(
-            "merged {} stores into {}: {copied} findings copied, {folded} folded",
+        outln!(
+            "merged {} stores into {}: {copied} findings copied, {folded} folded{}",
             args.stores.len(),
-            args.out.display()
+            args.out.display(),
+            if unreadable.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    ", {} unreadable finding records not merged (named above)",
+                    unreadable.len()
+                )
+            }
         );
-        print!("{}", findings::report::summary_text(&d));
+        out!("{}", findings::report::summary_text(&d));
     }
-    Ok(if d.has_new() {
+    Ok(if d.has_new() || !unreadable.is_empty() {
         Exit::BugFound
     } else {
         Exit::Clean

@@ -118,7 +118,7 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
                     &serde_json::json!({"bug": false, "verdict": v.kind.name(), "message": v.message}),
                 );
             } else {
-                println!(
+                outln!(
                     "no bug to minimize: the verdict is {} ({})",
                     v.kind.name(),
                     v.message
@@ -146,7 +146,7 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
             "repro": files,
         }));
     } else {
-        println!(
+        outln!(
             "{}: {} -> {} instructions ({:.0}%), {} tests in {:.1} s",
             m.last.verdict.short(),
             m.stats.instructions_before,
@@ -155,7 +155,7 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
             m.stats.tests,
             m.stats.elapsed_ms as f64 / 1e3
         );
-        println!("repro: {}", out.display());
+        outln!("repro: {}", out.display());
     }
     Ok(Exit::BugFound)
 }

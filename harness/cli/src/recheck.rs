@@ -190,7 +190,7 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
                     .expect("one program gives one report");
                 let was = stored_label(dir).unwrap_or_else(|| "?".into());
                 if !global.json {
-                    println!(
+                    outln!(
                         "{}: was {was}, now {}: {}",
                         dir.display(),
                         verdict_name(&v),
@@ -247,17 +247,17 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
     } else {
         let elsewhere = warnings.iter().filter(|w| !w.is_empty()).count();
         if elsewhere > 0 {
-            println!(
+            outln!(
                 "\n{elsewhere} of these were found on a different host or jaxlib (see the warnings)"
             );
         }
-        println!("\n{} findings rechecked; now:", cases.len());
+        outln!("\n{} findings rechecked; now:", cases.len());
         for (k, n) in &tally {
-            println!("  {n:5}  {k}");
+            outln!("  {n:5}  {k}");
         }
-        println!("\nper bucket (still a bug / findings):");
+        outln!("\nper bucket (still a bug / findings):");
         for (id, (title, n, s)) in &buckets {
-            println!("  {s:3} / {n:<3} {id}  {title}");
+            outln!("  {s:3} / {n:<3} {id}  {title}");
         }
     }
     Ok(if still > 0 {

@@ -92,14 +92,17 @@ fn print_outcome(name: &str, o: &Outcome, show: usize) {
     match o {
         Outcome::Ok(r) => {
             let t = &r.timings;
-            println!(
+            outln!(
                 "{name}: ok (parse {:.1} ms, convert {:.1} ms, compile {:.1} ms, execute {:.1} ms)",
-                t.parse_ms, t.convert_ms, t.compile_ms, t.execute_ms
+                t.parse_ms,
+                t.convert_ms,
+                t.compile_ms,
+                t.execute_ms
             );
             for (i, a) in r.outputs.iter().flat_map(|l| l.leaves()).enumerate() {
                 let n = a.len().min(show);
                 let vals: Vec<String> = (0..n).map(|k| scalar_text(a.get(k))).collect();
-                println!(
+                outln!(
                     "  output {i}: {} [{}{}] checksum {}",
                     shape_text(a),
                     vals.join(", "),
@@ -108,7 +111,7 @@ fn print_outcome(name: &str, o: &Outcome, show: usize) {
                 );
             }
         }
-        other => println!("{name}: {other}"),
+        other => outln!("{name}: {other}"),
     }
 }
 
@@ -349,22 +352,22 @@ fn print_text_report(
     for (n, o) in outcomes.iter().chain(extra.iter()) {
         print_outcome(n, o, args.show);
     }
-    println!("verdict: {}", verdict.short());
+    outln!("verdict: {}", verdict.short());
     if let Some(e) = &verdict.explained {
-        println!(
+        outln!(
             "  explained ({}): {}\n  the difference it excused: max abs {:.3e}, max rel {:.3e}, max {} ulps on output(s) {:?}",
             e.choice, e.what, e.max_abs_err, e.max_rel_err, e.max_ulps, e.outputs
         );
     }
     for r in repeats {
-        println!(
+        outln!(
             "repeat on {}: {} fresh processes, {} disagreed with the oracle, {} differed from the first run ({:?})",
             r.backend, r.runs, r.disagree_with_oracle, r.differ_from_first, r.outcomes
         );
     }
     if let Some(c) = verdict.comparison.as_ref().filter(|c| !c.is_match()) {
-        print!("{}", c.summary());
+        out!("{}", c.summary());
     } else if verdict.kind != VerdictKind::Match {
-        println!("  {}", verdict.message);
+        outln!("  {}", verdict.message);
     }
 }

@@ -5,7 +5,6 @@
 //! ([`findings::time_to_bug`]). `scripts/time-to-bug` runs the campaigns and then this.
 
 use super::{print_json, Exit, Failure, Global};
-use findings::registry::Registry;
 use findings::time_to_bug::TimeToBug;
 use std::path::PathBuf;
 
@@ -49,13 +48,12 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
         })?;
         reports.push((file.display().to_string(), value));
     }
-    let registry = Registry::load(&args.registry.unwrap_or_else(Registry::default_dir))
-        .map_err(|e| Failure::bad_input(e.to_string()))?;
+    let registry = crate::input::load_registry(args.registry.as_deref())?;
     let t = TimeToBug::new(&reports, &registry).map_err(Failure::bad_input)?;
     if global.json {
         print_json(&serde_json::to_value(&t).unwrap_or_default());
     } else {
-        print!("{}", t.markdown());
+        out!("{}", t.markdown());
     }
     Ok(Exit::Clean)
 }

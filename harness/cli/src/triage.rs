@@ -184,13 +184,13 @@ fn cpu_version() -> Vec<(String, String)> {
 fn print_result(r: &TriageResult) {
     let name = &r.module;
     for x in &r.repeat {
-        println!(
+        outln!(
             "{name}: repeat on {}: {} of {} fresh processes disagreed with the oracle, {} differed from the first run",
             x.backend, x.disagree_with_oracle, x.runs, x.differ_from_first
         );
     }
     match &r.report {
-        Some(rep) => println!(
+        Some(rep) => outln!(
             "{name}: {} ({} -> {} instructions){}\n  title: {}\n  report: {rep}",
             r.verdict,
             r.instructions_before.unwrap_or(0),
@@ -201,10 +201,10 @@ fn print_result(r: &TriageResult) {
                 .unwrap_or_default(),
             r.title.as_deref().unwrap_or("")
         ),
-        None => println!("{name}: {} ({})", r.verdict, r.message),
+        None => outln!("{name}: {} ({})", r.verdict, r.message),
     }
     if let Some(rr) = &r.releases {
-        println!("  release range: {}", rr.conclusion);
+        outln!("  release range: {}", rr.conclusion);
     }
 }
 
@@ -406,14 +406,22 @@ fn run_script(args: Args, global: &Global) -> Result<Exit, Failure> {
         };
         let (inputs, source) = match tools::script::snapshot_inputs(&dump, sm, &m) {
             Ok((ins, f)) => (ins, InputsSource::Snapshot(f)),
-            Err(why) => (
-                generators::generate_inputs_from_seed(
-                    &m,
-                    args.seed,
-                    &generators::Config::default(),
-                ),
-                InputsSource::Generated(why),
-            ),
+            Err(why) => match generators::try_generate_inputs_from_seed(
+                &m,
+                args.seed,
+                &generators::Config::default(),
+                interp::DEFAULT_MAX_BYTES,
+            ) {
+                Ok(ins) => (ins, InputsSource::Generated(why)),
+                Err(e) => {
+                    eprintln!("[{}/{n}] {}: not triaged: {e}", i + 1, sm.name);
+                    reports.push(skipped(
+                        "not_run",
+                        format!("{}: no inputs: {why}; generating them: {e}", path.display()),
+                    ));
+                    continue;
+                }
+            },
         };
         let instructions = m.instruction_count();
         let ctx = Context {
@@ -535,12 +543,16 @@ fn run_script(args: Args, global: &Global) -> Result<Exit, Failure> {
             print_result(&r.result);
         }
         for r in &pre_hlo_reports {
-            println!(
+            outln!(
                 "{}: {} (stage {})\n  title: {}\n  report: {}",
-                r.module, r.verdict, r.stage, r.title, r.report
+                r.module,
+                r.verdict,
+                r.stage,
+                r.title,
+                r.report
             );
         }
-        println!(
+        outln!(
             "{bugs} bug(s) in {n} module(s) in {:.1} s; triage directory: {} (report.json)",
             start.elapsed().as_secs_f64(),
             args.out.display()

@@ -745,12 +745,11 @@ mod tests {
 
     #[test]
     fn gpu_probe_never_fails() {
-        // Without a driver library this is `None` at once; with one, a device or `None`.
-        let t = std::time::Instant::now();
+        // Without a driver library this is `None`; with one, a device or `None`. (How long the
+        // probe takes is no test's business: benches measure time.)
         if let Some(g) = gpu() {
             assert!(g.count >= 1 && g.memory_bytes > 0, "{g:?}");
         }
-        assert!(t.elapsed() < Duration::from_secs(25));
     }
 
     #[test]

@@ -9,7 +9,7 @@ use engine::worker::{default_python, repo_root, Platform, WorkerBackend, WorkerC
 use hlo::{ArrayLiteral, Literal, PrimitiveType, Shape};
 use std::path::Path;
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Whether these tests run (the policy is `test_support::need_xla`).
 fn xla_available() -> bool {
@@ -406,7 +406,6 @@ fn crashes_and_hangs_are_isolated_and_the_worker_restarts() {
         },
         ..RunOptions::default()
     };
-    let t = Instant::now();
     let o = b.run(&regression("gte_index3_on_1tuple"), &[x.clone()], &hang);
     if !pinned
         && o != (Outcome::Timeout {
@@ -426,11 +425,6 @@ fn crashes_and_hangs_are_isolated_and_the_worker_restarts() {
         Outcome::Timeout {
             stage: Stage::Parse
         }
-    );
-    assert!(
-        t.elapsed() < Duration::from_secs(10),
-        "took {:?}",
-        t.elapsed()
     );
     assert_eq!(b.pool().live_workers(), 0, "the hung worker was killed");
     next_module_runs(&b);
@@ -643,7 +637,6 @@ fn misbehaving_workers_become_errors_not_panics() {
     // A worker that stops reading and writing: a timeout in the announced stage.
     let (_d, b) =
         fake_worker("frame({'kind': 'stage', 'stage': 'execute'}); import time; time.sleep(60)");
-    let t = Instant::now();
     let short = RunOptions {
         timeouts: StageTimeouts::uniform(Duration::from_millis(500)),
         ..RunOptions::default()
@@ -654,7 +647,6 @@ fn misbehaving_workers_become_errors_not_panics() {
             stage: Stage::Execute
         }
     );
-    assert!(t.elapsed() < Duration::from_secs(5));
 }
 
 /// A module run again on other inputs (a campaign's later input sets) reuses the worker's

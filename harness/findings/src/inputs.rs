@@ -60,11 +60,29 @@ pub struct ReadInputs {
 /// Reads an input file in any of the formats above.
 pub fn read_inputs_file(path: &Path) -> Result<ReadInputs, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    read_inputs_bytes(&bytes).map_err(|e| format!("{}: {e}", path.display()))
+    read_inputs_bytes(&bytes).map_err(|e| {
+        // A position (`line:col: ...`) joins the file name as `file:line:col`.
+        let positioned = e
+            .split_once(':')
+            .is_some_and(|(l, _)| !l.is_empty() && l.bytes().all(|b| b.is_ascii_digit()));
+        let sep = if positioned { ":" } else { ": " };
+        format!("{}{sep}{e}", path.display())
+    })
 }
 
-/// [`read_inputs_file`] on bytes already read.
+/// How deep literal protos may nest (messages in text, tuples in either encoding): deeper is an
+/// error, never a stack overflow. Real argument protos nest a few levels.
+pub const MAX_NESTING: usize = 100;
+
+/// [`read_inputs_file`] on bytes already read, within the oracle's memory budget
+/// ([`interp::DEFAULT_MAX_BYTES`]).
 pub fn read_inputs_bytes(bytes: &[u8]) -> Result<ReadInputs, String> {
+    read_inputs_bytes_within(bytes, interp::DEFAULT_MAX_BYTES)
+}
+
+/// [`read_inputs_bytes`] with a memory budget of `max_bytes`: an archive whose members would
+/// decompress to more is refused before anything is decompressed.
+pub fn read_inputs_bytes_within(bytes: &[u8], max_bytes: u64) -> Result<ReadInputs, String> {
     let plain = |format, literals: Vec<Literal>| ReadInputs {
         format,
         raw: vec![false; literals.len()],
@@ -86,7 +104,7 @@ pub fn read_inputs_bytes(bytes: &[u8]) -> Result<ReadInputs, String> {
     if bytes.starts_with(b"PK\x03\x04") || bytes.starts_with(b"PK\x05\x06") {
         let mut literals = Vec::new();
         let mut raw = Vec::new();
-        for (name, data) in npz_members(bytes)? {
+        for (name, data) in npz_members(bytes, max_bytes)? {
             let (l, r) = npy(&data).map_err(|e| format!("{name}: {e}"))?;
             literals.push(l);
             raw.push(r);
@@ -99,7 +117,7 @@ pub fn read_inputs_bytes(bytes: &[u8]) -> Result<ReadInputs, String> {
     }
     match std::str::from_utf8(bytes) {
         Ok(text) if looks_like_proto_text(text) => {
-            let msg = text_format::parse(text)?;
+            let msg = text_format::parse(text, MAX_NESTING)?;
             literals_of_container(&msg).map(|l| plain(InputFormat::ProtoText, l))
         }
         Ok(text) => crate::repro::parse_literals_text(text).map(|l| plain(InputFormat::Text, l)),
@@ -245,7 +263,15 @@ fn npy(bytes: &[u8]) -> Result<(Literal, bool), String> {
                 .map_err(|_| format!(".npy shape has {s:?}"))
         })
         .collect::<Result<_, _>>()?;
-    let (order, code) = descr.split_at(1.min(descr.len()));
+    // The byte-order character, then the type code (a first character that is not ASCII is
+    // neither: split on a character boundary and let the code be refused below).
+    let first = descr.chars().next().map_or(0, char::len_utf8);
+    let (order, code) = descr.split_at(first);
+    if !matches!(order, "<" | ">" | "=" | "|") {
+        return Err(format!(
+            "NumPy dtype {descr:?} has no XLA element type here (no byte order first)"
+        ));
+    }
     let (ty, raw) = match code {
         "b1" => (PrimitiveType::Pred, false),
         "i1" => (PrimitiveType::S8, false),
@@ -269,13 +295,20 @@ fn npy(bytes: &[u8]) -> Result<(Literal, bool), String> {
             ))
         }
     };
+    if let Some(d) = dims.iter().find(|&&d| d < 0) {
+        return Err(format!(".npy shape has a negative dimension {d}"));
+    }
     let es = ty.byte_size();
-    let n: usize = dims.iter().map(|&d| d.max(0) as usize).product();
+    let n = element_count(&dims)
+        .ok_or_else(|| format!(".npy shape {dims:?} has more elements than can be addressed"))?;
+    let need = n
+        .checked_mul(es)
+        .ok_or_else(|| format!(".npy shape {dims:?} has more bytes than can be addressed"))?;
     let mut buf = data
-        .get(..n * es)
+        .get(..need)
         .ok_or_else(|| {
             format!(
-                ".npy data is truncated: {} bytes for {n} elements",
+                ".npy data is truncated: {} bytes for {n} elements of {es} bytes",
                 data.len()
             )
         })?
@@ -318,8 +351,10 @@ fn le64(b: &[u8], at: usize) -> Result<u64, String> {
 }
 
 /// The `.npy` members of an `.npz` (zip) archive, in input order, read through the central
-/// directory (numpy writes zip64 entries).
-fn npz_members(b: &[u8]) -> Result<Vec<(String, Vec<u8>)>, String> {
+/// directory (numpy writes zip64 entries). The members' declared sizes must fit in `max_bytes`
+/// together, checked before any member is decompressed, and a member is never inflated past
+/// its declared size (a decompression bomb is an error, not an allocation).
+fn npz_members(b: &[u8], max_bytes: u64) -> Result<Vec<(String, Vec<u8>)>, String> {
     let eocd = (0..=b.len().saturating_sub(22))
         .rev()
         .find(|&i| b[i..].starts_with(b"PK\x05\x06"))
@@ -339,8 +374,11 @@ fn npz_members(b: &[u8]) -> Result<Vec<(String, Vec<u8>)>, String> {
         count = le64(b, z + 32)?;
         cd = le64(b, z + 48)?;
     }
-    let mut at = cd as usize;
-    let mut members = Vec::new();
+    let mut at = usize::try_from(cd).map_err(|_| "zip central directory is out of range")?;
+    // (name, method, compressed bytes, declared size): the whole directory first, so that the
+    // sizes are checked before anything is decompressed.
+    let mut entries: Vec<(String, u16, &[u8], u64)> = Vec::new();
+    let mut total = 0u64;
     for _ in 0..count {
         if !b.get(at..).is_some_and(|s| s.starts_with(b"PK\x01\x02")) {
             return Err("zip central directory is damaged".into());
@@ -374,26 +412,51 @@ fn npz_members(b: &[u8]) -> Result<Vec<(String, Vec<u8>)>, String> {
             x += 4 + len;
         }
         at += 46 + nlen + xlen + clen;
-        let l = local as usize;
+        let l = usize::try_from(local).unwrap_or(usize::MAX);
         if !b.get(l..).is_some_and(|s| s.starts_with(b"PK\x03\x04")) {
             return Err(format!("{name}: zip local header not found"));
         }
         let start = l + 30 + le16(b, l + 26)? as usize + le16(b, l + 28)? as usize;
-        let raw = b
-            .get(start..start + csize as usize)
+        let raw = usize::try_from(csize)
+            .ok()
+            .and_then(|c| start.checked_add(c))
+            .and_then(|end| b.get(start..end))
             .ok_or_else(|| format!("{name}: zip member is truncated"))?;
+        total = total.saturating_add(usize_);
+        if total > max_bytes {
+            return Err(format!(
+                "{name}: the archive's members declare {total} bytes or more, over the memory \
+                 budget of {max_bytes} bytes"
+            ));
+        }
+        entries.push((name, method, raw, usize_));
+    }
+    let mut members = Vec::new();
+    for (name, method, raw, size) in entries {
+        // Within the budget, so it fits in memory (and in usize).
+        let size = size as usize;
         let data = match method {
             0 => raw.to_vec(),
-            8 => miniz_oxide::inflate::decompress_to_vec(raw)
-                .map_err(|e| format!("{name}: deflate: {e:?}"))?,
+            8 => match miniz_oxide::inflate::decompress_to_vec_with_limit(raw, size) {
+                Ok(d) => d,
+                Err(e) if e.status == miniz_oxide::inflate::TINFLStatus::HasMoreOutput => {
+                    return Err(format!(
+                        "{name}: zip member inflates to more than its declared {size} bytes"
+                    ))
+                }
+                Err(e) => return Err(format!("{name}: deflate: {e}")),
+            },
             m => {
                 return Err(format!(
                     "{name}: zip compression method {m} is not supported"
                 ))
             }
         };
-        if data.len() as u64 != usize_ {
-            return Err(format!("{name}: zip member has the wrong size"));
+        if data.len() != size {
+            return Err(format!(
+                "{name}: zip member has {} bytes, its directory entry says {size}",
+                data.len()
+            ));
         }
         members.push((name.trim_end_matches(".npy").to_string(), data));
     }
@@ -405,7 +468,27 @@ fn npz_members(b: &[u8]) -> Result<Vec<(String, Vec<u8>)>, String> {
     Ok(members)
 }
 
-/// Reorders elements stored with layout `m2m` (minor to major) into row-major order.
+/// The element count of `dims` (all non-negative), `None` when it overflows.
+fn element_count(dims: &[i64]) -> Option<usize> {
+    dims.iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(usize::try_from(d).ok()?))
+}
+
+/// Whether `m2m` is a permutation of `0..rank` (a layout's `minor_to_major` must be).
+fn is_permutation(m2m: &[i64], rank: usize) -> bool {
+    let mut seen = vec![false; rank];
+    m2m.len() == rank
+        && m2m.iter().all(|&d| {
+            usize::try_from(d)
+                .ok()
+                .and_then(|d| seen.get_mut(d))
+                .is_some_and(|s| !std::mem::replace(s, true))
+        })
+}
+
+/// Reorders elements stored with layout `m2m` (minor to major) into row-major order. The
+/// caller has checked that `m2m` is a permutation of the dimensions, that they are not
+/// negative, and that `data` holds exactly their elements.
 fn physical_to_row_major(data: &[u8], dims: &[i64], m2m: &[i64], es: usize) -> Vec<u8> {
     let rank = dims.len();
     let mut pstride = vec![0usize; rank];
@@ -748,8 +831,17 @@ fn enum_of_name(s: &str) -> Option<i64> {
         .map(|t| proto_type_number(*t))
 }
 
-/// A `LiteralProto` as a literal.
+/// A `LiteralProto` as a literal (tuples nested at most [`MAX_NESTING`] deep).
 fn literal_of_proto(m: &Msg) -> Result<Literal, String> {
+    literal_of_proto_at(m, 0)
+}
+
+fn literal_of_proto_at(m: &Msg, depth: usize) -> Result<Literal, String> {
+    if depth > MAX_NESTING {
+        return Err(format!(
+            "tuple literals nested deeper than {MAX_NESTING} levels"
+        ));
+    }
     let shape = m
         .message(1, "shape")?
         .ok_or("a literal proto without a shape")?;
@@ -762,7 +854,7 @@ fn literal_of_proto(m: &Msg) -> Result<Literal, String> {
         return Ok(Literal::Tuple(
             m.messages(10, "tuple_literals")?
                 .iter()
-                .map(literal_of_proto)
+                .map(|t| literal_of_proto_at(t, depth + 1))
                 .collect::<Result<_, _>>()?,
         ));
     }
@@ -771,13 +863,39 @@ fn literal_of_proto(m: &Msg) -> Result<Literal, String> {
     }
     let ty = type_of_enum(et).ok_or_else(|| format!("element type {et} is not supported"))?;
     let dims = shape.ints(3, "dimensions", None)?;
+    let shape_text = || {
+        format!(
+            "{}[{}]",
+            ty.name(),
+            dims.iter()
+                .map(i64::to_string)
+                .collect::<Vec<_>>()
+                .join(",")
+        )
+    };
+    if dims.iter().any(|&d| d < 0) {
+        return Err(format!("{} has a negative dimension", shape_text()));
+    }
     let m2m = match shape.message(5, "layout")? {
         Some(l) => l.ints(1, "minor_to_major", None)?,
         None => Vec::new(),
     };
-    let n: usize = dims.iter().map(|&d| d.max(0) as usize).product();
+    // An empty minor_to_major is no layout (row-major); any other must order every dimension
+    // once, or the data cannot be placed (and a repeated dimension would scramble it).
+    if !m2m.is_empty() && !is_permutation(&m2m, dims.len()) {
+        return Err(format!(
+            "{}: layout minor_to_major {m2m:?} is not a permutation of the {} dimensions",
+            shape_text(),
+            dims.len()
+        ));
+    }
+    let n = element_count(&dims)
+        .ok_or_else(|| format!("{} has more elements than can be addressed", shape_text()))?;
     let (num, name) = (literal_field_number(ty), crate::repro::proto_field(ty).0);
     let es = ty.byte_size();
+    let need = n
+        .checked_mul(es)
+        .ok_or_else(|| format!("{} has more bytes than can be addressed", shape_text()))?;
     let mut data: Vec<u8> = match ty {
         PrimitiveType::Pred => m
             .ints(num, name, None)?
@@ -816,19 +934,15 @@ fn literal_of_proto(m: &Msg) -> Result<Literal, String> {
             *b = (((*b as i8) << (8 - bits)) >> (8 - bits)) as u8;
         }
     }
-    if data.len() != n * es {
+    if data.len() != need {
         return Err(format!(
-            "{}[{}] needs {n} values, the proto holds {} bytes of them",
-            ty.name(),
-            dims.iter()
-                .map(i64::to_string)
-                .collect::<Vec<_>>()
-                .join(","),
+            "{} needs {n} values, the proto holds {} bytes of them",
+            shape_text(),
             data.len()
         ));
     }
     let row_major: Vec<i64> = (0..dims.len() as i64).rev().collect();
-    if m2m.len() == dims.len() && m2m != row_major {
+    if !m2m.is_empty() && m2m != row_major {
         data = physical_to_row_major(&data, &dims, &m2m, es);
     }
     ArrayLiteral::from_bytes(ty, dims, data)
@@ -898,11 +1012,14 @@ mod text_format {
     //! Protobuf text format, as far as literal protos need: nested messages, scalars, strings.
     use super::TextValue;
 
-    pub fn parse(text: &str) -> Result<super::Msg, String> {
+    /// Parses `text`, with messages nested at most `max_depth` deep.
+    pub fn parse(text: &str, max_depth: usize) -> Result<super::Msg, String> {
         let mut p = Parser {
             s: text.as_bytes(),
             at: 0,
             line: 1,
+            depth: 0,
+            max_depth,
         };
         let fields = p.message(None)?;
         Ok(super::Msg::Text(fields))
@@ -912,11 +1029,21 @@ mod text_format {
         s: &'a [u8],
         at: usize,
         line: usize,
+        depth: usize,
+        max_depth: usize,
     }
 
     impl Parser<'_> {
         fn err(&self, m: &str) -> String {
-            format!("line {}: {m}", self.line)
+            let line_start = self.s[..self.at.min(self.s.len())]
+                .iter()
+                .rposition(|&c| c == b'\n')
+                .map_or(0, |i| i + 1);
+            let column = String::from_utf8_lossy(&self.s[line_start..self.at.min(self.s.len())])
+                .chars()
+                .count()
+                + 1;
+            format!("{}:{column}: {m}", self.line)
         }
 
         fn skip(&mut self) {
@@ -973,8 +1100,16 @@ mod text_format {
                 match self.s.get(self.at) {
                     Some(b'{') | Some(b'<') => {
                         let cl = if self.s[self.at] == b'{' { b'}' } else { b'>' };
+                        if self.depth >= self.max_depth {
+                            return Err(self.err(&format!(
+                                "messages nested deeper than {} levels",
+                                self.max_depth
+                            )));
+                        }
                         self.at += 1;
+                        self.depth += 1;
                         let sub = self.message(Some(cl))?;
+                        self.depth -= 1;
                         fields.push((name, TextValue::Msg(sub)));
                     }
                     Some(b'[') if colon => {
@@ -1231,6 +1366,254 @@ mod tests {
         assert_eq!(r.literals.len(), 11);
         assert_eq!(r.literals[10], f32s(vec![1], &[3.0]));
         assert_eq!(r.literals[2], f32s(vec![], &[2.0]));
+    }
+
+    /// A zip of `(name, method, payload, declared uncompressed size)` members.
+    fn zip_with(members: &[(&str, u16, Vec<u8>, u32)]) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut cd = Vec::new();
+        for (name, method, payload, declared) in members {
+            let off = out.len() as u32;
+            let mut h = b"PK\x03\x04".to_vec();
+            h.extend([20, 0, 0, 0]);
+            h.extend(method.to_le_bytes());
+            h.extend([0, 0, 0, 0, 0, 0, 0, 0]);
+            h.extend((payload.len() as u32).to_le_bytes());
+            h.extend(declared.to_le_bytes());
+            h.extend((name.len() as u16).to_le_bytes());
+            h.extend(0u16.to_le_bytes());
+            h.extend(name.as_bytes());
+            out.extend(h);
+            out.extend(payload);
+            let mut c = b"PK\x01\x02".to_vec();
+            c.extend([20, 0, 20, 0, 0, 0]);
+            c.extend(method.to_le_bytes());
+            c.extend([0, 0, 0, 0, 0, 0, 0, 0]);
+            c.extend((payload.len() as u32).to_le_bytes());
+            c.extend(declared.to_le_bytes());
+            c.extend((name.len() as u16).to_le_bytes());
+            c.extend([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+            c.extend(off.to_le_bytes());
+            c.extend(name.as_bytes());
+            cd.extend(c);
+        }
+        let cd_off = out.len() as u32;
+        out.extend(&cd);
+        out.extend(b"PK\x05\x06\0\0\0\0");
+        out.extend((members.len() as u16).to_le_bytes());
+        out.extend((members.len() as u16).to_le_bytes());
+        out.extend((cd.len() as u32).to_le_bytes());
+        out.extend(cd_off.to_le_bytes());
+        out.extend([0, 0]);
+        out
+    }
+
+    fn proto_text_with_layout(m2m: &[i64]) -> String {
+        let layout: String = m2m
+            .iter()
+            .map(|d| format!(" minor_to_major: {d}"))
+            .collect();
+        format!(
+            "arguments {{\n shape {{ element_type: F32 dimensions: 2 dimensions: 3 layout {{{layout} }} }}\n f32s: [1, 4, 2, 5, 3, 6]\n}}\n"
+        )
+    }
+
+    /// A binary `HloSnapshot` with one argument `shape { F32 [2,3] layout { m2m } }`.
+    fn proto_binary_with_layout(m2m: &[i64]) -> Vec<u8> {
+        fn len_field(num: u8, body: &[u8]) -> Vec<u8> {
+            let mut out = vec![num << 3 | 2];
+            let mut n = body.len();
+            loop {
+                let b = (n & 0x7f) as u8;
+                n >>= 7;
+                out.push(if n > 0 { b | 0x80 } else { b });
+                if n == 0 {
+                    break;
+                }
+            }
+            out.extend(body);
+            out
+        }
+        let mut layout = Vec::new();
+        for &d in m2m {
+            layout.push(0x08);
+            let mut v = d as u64;
+            loop {
+                let b = (v & 0x7f) as u8;
+                v >>= 7;
+                layout.push(if v > 0 { b | 0x80 } else { b });
+                if v == 0 {
+                    break;
+                }
+            }
+        }
+        let mut shape = vec![0x10, 11, 0x18, 2, 0x18, 3];
+        shape.extend(len_field(5, &layout));
+        let mut lit = len_field(1, &shape);
+        let values: Vec<u8> = [1f32, 4., 2., 5., 3., 6.]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        lit.extend(len_field(8, &values));
+        len_field(2, &lit)
+    }
+
+    /// minor_to_major must be a permutation of the dimensions: out of range and negative
+    /// entries used to panic (index out of bounds), a repeated one scrambled the data silently
+    /// (1,4,2,5,3,6 read as 1,1,1,2,2,2).
+    #[test]
+    fn a_layout_that_is_not_a_permutation_is_an_error() {
+        for m2m in [&[7, 1][..], &[-1, 0], &[1, 1], &[0, 0], &[0], &[2, 1, 0]] {
+            for (form, bytes) in [
+                ("text", proto_text_with_layout(m2m).into_bytes()),
+                ("binary", proto_binary_with_layout(m2m)),
+            ] {
+                let e = read_inputs_bytes(&bytes)
+                    .map(|r| r.literals)
+                    .expect_err(&format!("{form} {m2m:?} accepted"));
+                assert!(e.contains("not a permutation"), "{form} {m2m:?}: {e}");
+            }
+        }
+        // The permutations still read (the binary form too).
+        for m2m in [&[0, 1][..], &[1, 0]] {
+            let want = if m2m == [0, 1] {
+                f32s(vec![2, 3], &[1., 2., 3., 4., 5., 6.])
+            } else {
+                f32s(vec![2, 3], &[1., 4., 2., 5., 3., 6.])
+            };
+            let r = read_inputs_bytes(&proto_binary_with_layout(m2m)).unwrap();
+            assert_eq!(r.literals, vec![want.clone()], "{m2m:?}");
+            let r = read_inputs_bytes(proto_text_with_layout(m2m).as_bytes()).unwrap();
+            assert_eq!(r.literals, vec![want], "{m2m:?}");
+        }
+    }
+
+    /// A `descr` whose first character is not ASCII used to panic ("not a char boundary").
+    #[test]
+    fn an_npy_descr_that_starts_with_a_non_ascii_character_is_an_error() {
+        for descr in ["\u{e9}f4", "\u{1F600}", "<\u{e9}", "\u{e9}"] {
+            let e = read_inputs_bytes(&npy_bytes(descr, false, "(1,)", &[0; 4]))
+                .map(|r| r.literals)
+                .unwrap_err();
+            assert!(e.contains("no XLA element type"), "{descr:?}: {e}");
+        }
+    }
+
+    /// Deep nesting is an error, not a stack overflow (text messages and binary tuples).
+    #[test]
+    fn deeply_nested_protos_are_an_error() {
+        let deep = 200_000;
+        let text = format!("arguments {}{}", "{ a ".repeat(deep), "}".repeat(deep));
+        let e = read_inputs_bytes(text.as_bytes())
+            .map(|r| r.literals)
+            .unwrap_err();
+        assert!(e.contains("nested deeper than"), "{e}");
+        assert!(
+            e.starts_with("1:"),
+            "the error has the line and column: {e}"
+        );
+
+        // tuple_literals inside tuple_literals, each with a TUPLE shape.
+        let mut lit: Vec<u8> = vec![0x0a, 2, 0x10, 13];
+        for _ in 0..3000 {
+            let mut next = vec![0x0a, 2, 0x10, 13, 0x52];
+            let mut n = lit.len();
+            loop {
+                let b = (n & 0x7f) as u8;
+                n >>= 7;
+                next.push(if n > 0 { b | 0x80 } else { b });
+                if n == 0 {
+                    break;
+                }
+            }
+            next.extend(&lit);
+            lit = next;
+        }
+        let mut snap = vec![0x12];
+        let mut n = lit.len();
+        loop {
+            let b = (n & 0x7f) as u8;
+            n >>= 7;
+            snap.push(if n > 0 { b | 0x80 } else { b });
+            if n == 0 {
+                break;
+            }
+        }
+        snap.extend(lit);
+        let e = read_inputs_bytes(&snap).map(|r| r.literals).unwrap_err();
+        assert!(e.contains("nested deeper than"), "{e}");
+    }
+
+    /// A member that inflates past its declared size stops there; members whose declared
+    /// sizes exceed the memory budget are refused before anything is inflated.
+    #[test]
+    fn an_npz_decompression_bomb_is_refused_within_its_budget() {
+        let big = npy_bytes("<f4", false, "(1048576,)", &vec![0u8; 4 << 20]);
+        let deflated = miniz_oxide::deflate::compress_to_vec(&big, 6);
+        assert!(deflated.len() < 64 << 10);
+        // Declared honestly: within a budget it reads; over a smaller one it is refused.
+        let honest = zip_with(&[("arr_0.npy", 8, deflated.clone(), big.len() as u32)]);
+        let r = read_inputs_bytes(&honest).unwrap();
+        assert_eq!(r.literals[0].as_array().unwrap().len(), 1 << 20);
+        let e = read_inputs_bytes_within(&honest, 1 << 20)
+            .map(|r| r.literals)
+            .unwrap_err();
+        assert!(e.contains("over the memory budget of 1048576 bytes"), "{e}");
+        // Several members that together pass the budget.
+        let two = zip_with(&[
+            ("arr_0.npy", 8, deflated.clone(), big.len() as u32),
+            ("arr_1.npy", 8, deflated.clone(), big.len() as u32),
+        ]);
+        let e = read_inputs_bytes_within(&two, 6 << 20)
+            .map(|r| r.literals)
+            .unwrap_err();
+        assert!(
+            e.contains("arr_1.npy") && e.contains("memory budget"),
+            "{e}"
+        );
+        // Declaring less than it inflates to: stopped at the declared size.
+        let bomb = zip_with(&[("arr_0.npy", 8, deflated, 1000)]);
+        let e = read_inputs_bytes(&bomb).map(|r| r.literals).unwrap_err();
+        assert!(e.contains("more than its declared 1000 bytes"), "{e}");
+    }
+
+    /// Sizes that overflow (c128[2^60] is 2^64 bytes) are errors, not a wrap to 0 bytes that
+    /// accepts no data.
+    #[test]
+    fn sizes_that_overflow_are_errors_in_every_format() {
+        let text = "arguments { shape { element_type: C128 dimensions: 1152921504606846976 } }\n";
+        let e = read_inputs_bytes(text.as_bytes())
+            .map(|r| r.literals)
+            .unwrap_err();
+        assert!(e.contains("more bytes than can be addressed"), "{e}");
+        let text = "arguments { shape { element_type: F32 dimensions: 4294967296 dimensions: 4294967296 dimensions: 4294967296 } }\n";
+        let e = read_inputs_bytes(text.as_bytes())
+            .map(|r| r.literals)
+            .unwrap_err();
+        assert!(e.contains("more elements than can be addressed"), "{e}");
+        let text = "arguments { shape { element_type: F32 dimensions: -1 } }\n";
+        let e = read_inputs_bytes(text.as_bytes())
+            .map(|r| r.literals)
+            .unwrap_err();
+        assert!(e.contains("negative"), "{e}");
+        let e = read_inputs_bytes(&npy_bytes("<c16", false, "(1152921504606846976,)", &[]))
+            .map(|r| r.literals)
+            .unwrap_err();
+        assert!(e.contains("more bytes than can be addressed"), "{e}");
+        let e = read_inputs_bytes(&npy_bytes("<f4", false, "(-2,)", &[]))
+            .map(|r| r.literals)
+            .unwrap_err();
+        assert!(e.contains("negative"), "{e}");
+        // hlo-diff's own literal file.
+        let header = br#"{"literals":[{"array":{"ty":"c128","dims":[1152921504606846976],"offset":0,"bytes":0}}]}"#;
+        let mut lit = b"HLODLIT1".to_vec();
+        lit.extend((header.len() as u32).to_le_bytes());
+        lit.extend(header);
+        let e = read_inputs_bytes(&lit).map(|r| r.literals).unwrap_err();
+        assert!(
+            e.contains("more bytes than this machine can address"),
+            "{e}"
+        );
     }
 
     #[test]

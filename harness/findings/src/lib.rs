@@ -6,6 +6,7 @@
 //! reports ([`time_to_bug`]).
 
 pub mod bucket;
+pub mod fuzzing;
 pub mod inputs;
 pub mod registry;
 pub mod report;

@@ -103,6 +103,22 @@ pub struct Entry {
     pub matcher: Matcher,
 }
 
+impl Entry {
+    /// One registry file's text as an entry: malformed TOML is an error with its line and
+    /// column, and so is a matcher that constrains nothing.
+    pub fn parse(text: &str) -> Result<Entry, String> {
+        let e: Entry = toml::from_str(text).map_err(|e| e.to_string().trim().to_string())?;
+        if !e.matcher.constrains_something() {
+            return Err(format!(
+                "entry `{}`: its [match] constrains nothing, so it would claim every bucket \
+                 (give at least one key: kind, ops_include, culprit, ...)",
+                e.id
+            ));
+        }
+        Ok(e)
+    }
+}
+
 fn opcode(op: &str) -> &str {
     op.split_once(':').map(|(o, _)| o).unwrap_or(op)
 }
@@ -112,6 +128,31 @@ fn ty(op: &str) -> &str {
 }
 
 impl Matcher {
+    /// Whether the matcher constrains anything: one with no key (or only empty lists) would
+    /// claim every bucket, hiding every bug, and is refused when the registry is read.
+    pub fn constrains_something(&self) -> bool {
+        let Matcher {
+            kind,
+            ops_include,
+            ops_within,
+            ops_any,
+            types,
+            culprit,
+            symptom,
+            message_contains,
+            backend,
+        } = self;
+        kind.is_some()
+            || !ops_include.is_empty()
+            || !ops_within.is_empty()
+            || !ops_any.is_empty()
+            || !types.is_empty()
+            || !culprit.is_empty()
+            || !symptom.is_empty()
+            || message_contains.is_some()
+            || backend.is_some()
+    }
+
     /// Whether `b` is this bug.
     pub fn matches(&self, b: &BucketSignature) -> bool {
         let one_of = |list: &[String], v: &str| list.is_empty() || list.iter().any(|x| x == v);
@@ -154,27 +195,44 @@ pub enum RegistryError {
 #[derive(Clone, Debug, Default)]
 pub struct Registry {
     pub entries: Vec<Entry>,
+    /// Files in the registry directory that are not entries (not `*.toml`: `a.TOML`,
+    /// `entry.toml~`, ...), which a reader should be told about; hidden files, folders and the
+    /// directory's documentation (`*.md`) are not listed.
+    pub ignored: Vec<PathBuf>,
 }
 
 impl Registry {
-    /// The registry in `dir` (every `*.toml`, sorted by file name). A missing directory is an
-    /// empty registry; a malformed file is an error naming it (and the line and column).
+    /// The registry in `dir` (every `*.toml`, sorted by file name; other files are listed in
+    /// [`Registry::ignored`]). A directory that cannot be read is an error (a mistyped
+    /// `--registry` must not become an empty registry); so is a malformed file (naming it, and
+    /// the line and column) and a matcher that constrains nothing.
     pub fn load(dir: &Path) -> Result<Registry, RegistryError> {
-        let Ok(rd) = std::fs::read_dir(dir) else {
-            return Ok(Registry::default());
-        };
-        let mut files: Vec<PathBuf> = rd
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-            .collect();
+        let rd = std::fs::read_dir(dir).map_err(|e| RegistryError::Io(dir.to_path_buf(), e))?;
+        let mut files: Vec<PathBuf> = Vec::new();
+        let mut ignored: Vec<PathBuf> = Vec::new();
+        for e in rd {
+            let p = e
+                .map_err(|e| RegistryError::Io(dir.to_path_buf(), e))?
+                .path();
+            if p.extension().is_some_and(|x| x == "toml") {
+                files.push(p);
+            } else if !p.is_dir()
+                && !p.extension().is_some_and(|x| x == "md")
+                && !p
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+            {
+                ignored.push(p);
+            }
+        }
         files.sort();
+        ignored.sort();
         let mut entries: Vec<Entry> = Vec::new();
         for f in files {
             let text = std::fs::read_to_string(&f).map_err(|e| RegistryError::Io(f.clone(), e))?;
-            let e: Entry = toml::from_str(&text).map_err(|e| RegistryError::Bad {
+            let e = Entry::parse(&text).map_err(|message| RegistryError::Bad {
                 path: f.clone(),
-                message: e.to_string().trim().to_string(),
+                message,
             })?;
             if entries.iter().any(|o| o.id == e.id) {
                 return Err(RegistryError::Bad {
@@ -184,7 +242,36 @@ impl Registry {
             }
             entries.push(e);
         }
-        Ok(Registry { entries })
+        Ok(Registry { entries, ignored })
+    }
+
+    /// The registry a command uses: `dir` when given (which must exist), else the repository's
+    /// ([`Registry::default_dir`]), which is empty when hlo-diff runs outside its repository.
+    pub fn load_or_default(dir: Option<&Path>) -> Result<Registry, RegistryError> {
+        match dir {
+            Some(d) => Registry::load(d),
+            None => {
+                let d = Registry::default_dir();
+                if d.is_dir() {
+                    Registry::load(&d)
+                } else {
+                    Ok(Registry::default())
+                }
+            }
+        }
+    }
+
+    /// One warning line per [`Registry::ignored`] file.
+    pub fn warnings(&self) -> Vec<String> {
+        self.ignored
+            .iter()
+            .map(|p| {
+                format!(
+                    "warning: {}: not a registry entry (entries are *.toml files), ignored",
+                    p.display()
+                )
+            })
+            .collect()
     }
 
     /// The registry checked into the repository (`<repo>/corpora/known-bugs`).
@@ -273,9 +360,54 @@ mod tests {
         std::fs::write(dir.path().join("bad.toml"), "id = \"x\"\ntitle = 3\n").unwrap();
         let e = Registry::load(dir.path()).unwrap_err().to_string();
         assert!(e.contains("bad.toml"), "{e}");
-        assert!(Registry::load(&dir.path().join("none"))
-            .unwrap()
-            .entries
-            .is_empty());
+    }
+
+    /// A mistyped registry directory used to be an empty registry: every bucket NEW and no
+    /// word said.
+    #[test]
+    fn a_registry_directory_that_does_not_exist_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("none");
+        let e = Registry::load(&missing).unwrap_err().to_string();
+        assert!(e.contains("none"), "{e}");
+        let e = Registry::load_or_default(Some(&missing))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("none"), "{e}");
+    }
+
+    /// An empty `[match]` (or one of empty lists) used to claim every bucket, hiding every bug.
+    #[test]
+    fn a_matcher_that_constrains_nothing_is_an_error_naming_the_file() {
+        for body in ["[match]\n", "[match]\nops_include = []\nculprit = []\n"] {
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::write(
+                dir.path().join("all.toml"),
+                format!("id = \"all\"\ntitle = \"everything\"\nstatus = \"intended\"\n{body}"),
+            )
+            .unwrap();
+            let e = Registry::load(dir.path()).unwrap_err().to_string();
+            assert!(
+                e.contains("all.toml") && e.contains("constrains nothing"),
+                "{e}"
+            );
+        }
+    }
+
+    /// `a.TOML` and other files are not entries: they are named, not silently skipped.
+    #[test]
+    fn files_that_are_not_entries_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let entry = "id = \"x\"\ntitle = \"x\"\nstatus = \"open\"\n[match]\nkind = \"crash\"\n";
+        std::fs::write(dir.path().join("x.toml"), entry).unwrap();
+        std::fs::write(dir.path().join("a.TOML"), entry.replace('x', "a")).unwrap();
+        std::fs::write(dir.path().join("notes.txt"), "").unwrap();
+        std::fs::write(dir.path().join(".hidden"), "").unwrap();
+        std::fs::write(dir.path().join("BISECT.md"), "").unwrap();
+        let r = Registry::load(dir.path()).unwrap();
+        assert_eq!(r.entries.len(), 1);
+        let w = r.warnings().join("\n");
+        assert!(w.contains("a.TOML") && w.contains("notes.txt"), "{w}");
+        assert!(!w.contains(".hidden") && !w.contains("BISECT.md"), "{w}");
     }
 }

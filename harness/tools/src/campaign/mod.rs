@@ -101,8 +101,8 @@ pub struct CampaignConfig {
     pub minimize: Option<MinimizeConfig>,
     /// With a time limit, the share of it kept for minimizing (the fuzz phase stops earlier).
     pub minimize_share: f64,
-    /// The known-bug registry (default: the repository's `corpora/known-bugs`).
-    pub registry: PathBuf,
+    /// The known-bug registry directory (`None`: the repository's `corpora/known-bugs`).
+    pub registry: Option<PathBuf>,
     /// Bucket ids earlier campaigns saw (a JSON object id -> first seen); updated at the end.
     pub history: Option<PathBuf>,
 }
@@ -132,7 +132,7 @@ impl Default for CampaignConfig {
             timeouts: campaign_timeouts(),
             minimize: Some(MinimizeConfig::default()),
             minimize_share: DEFAULT_MINIMIZE_SHARE,
-            registry: findings::registry::Registry::default_dir(),
+            registry: None,
             history: None,
         }
     }

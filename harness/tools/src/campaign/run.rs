@@ -538,7 +538,7 @@ fn write_reports(
     store: &Store,
     summary: &CampaignSummary,
 ) -> Result<(), CampaignError> {
-    let registry = findings::registry::Registry::load(&cfg.registry)
+    let registry = findings::registry::Registry::load_or_default(cfg.registry.as_deref())
         .map_err(|e| CampaignError::Usage(e.to_string()))?;
     let history = findings::report::read_history(cfg.history.as_deref())?;
     findings::report::write_reports(summary, store, &registry, &history)?;

@@ -48,6 +48,35 @@ pub fn assert_xla_rewrites_log_exp() {
     }
 }
 
+/// The jaxlib releases the project pins (`scripts/setup`: 0.10.2), on which every regression
+/// module these tests are built on shows its bug.
+pub const PINNED_JAXLIB_SERIES: &str = "0.10.";
+
+/// The jaxlib release of the project's Python (the one the tests' XLA runs).
+pub fn jaxlib_version() -> String {
+    let o = std::process::Command::new(test_support::python())
+        .args([
+            "-c",
+            "import importlib.metadata as m; print(m.version('jaxlib'))",
+        ])
+        .output()
+        .expect("the project's Python runs");
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+/// For a test's "a fixed XLA" branch, taken when XLA no longer shows the bug the test is built
+/// on: on the pinned jaxlib, where the bug shows, it fails the test (a lost crash or mismatch
+/// must not pass without testing); on another release it says which branch is taken.
+pub fn assert_fixed_xla_is_not_the_pinned_one(what: &str) {
+    let v = jaxlib_version();
+    assert!(
+        !v.starts_with(PINNED_JAXLIB_SERIES),
+        "jaxlib {v} (the pinned release) shows {what}, but this run did not: the bug this test \
+         is built on was lost"
+    );
+    eprintln!("jaxlib {v}: {what} not shown (a fixed XLA); checking what a fixed XLA gives");
+}
+
 /// Writes, in `dir`, the generator configuration of the campaigns that run with
 /// `xla_cpu_enable_fast_min_max=true`: binary elementwise ops on f32 with many special values,
 /// so maximum/minimum meet NaNs and findings are certain. Returns the file (`--gen-config`).
