@@ -62,8 +62,7 @@ fn is_relative(target: &str) -> bool {
 
 #[test]
 fn every_registry_entry_is_in_the_bug_report() {
-    let registry =
-        Registry::load(&root().join("corpora/known-bugs")).expect("the registry reads");
+    let registry = Registry::load(&root().join("corpora/known-bugs")).expect("the registry reads");
     assert!(!registry.entries.is_empty(), "the registry is empty");
     let report = read(&root().join("reports/bugs.md"));
     let missing: Vec<&str> = registry
@@ -91,24 +90,41 @@ fn relative_links_point_to_existing_files() {
             let path = target.split('#').next().unwrap_or("");
             checked += 1;
             if !dir.join(path).exists() {
-                let rel = page.strip_prefix(root()).unwrap_or(&page).display().to_string();
+                let rel = page
+                    .strip_prefix(root())
+                    .unwrap_or(&page)
+                    .display()
+                    .to_string();
                 broken.push(format!("{rel}: {target}"));
             }
         }
     }
-    assert!(checked > 0, "no relative link found: the link reader is broken");
-    assert!(broken.is_empty(), "links to missing files:\n{}", broken.join("\n"));
+    assert!(
+        checked > 0,
+        "no relative link found: the link reader is broken"
+    );
+    assert!(
+        broken.is_empty(),
+        "links to missing files:\n{}",
+        broken.join("\n")
+    );
 }
 
 #[test]
 fn link_reader_reads_links() {
-    let t = link_targets("see [a](docs/a.md#x), [b](<b c.md>), [u](https://x.org) and [t](t.md \"T\")");
+    let t =
+        link_targets("see [a](docs/a.md#x), [b](<b c.md>), [u](https://x.org) and [t](t.md \"T\")");
     assert_eq!(t, ["docs/a.md#x", "b c.md", "https://x.org", "t.md"]);
     assert!(is_relative("docs/a.md#x") && !is_relative("#x") && !is_relative("https://x.org"));
 }
 
 #[test]
 fn readme_is_under_10_kib() {
-    let n = std::fs::metadata(root().join("README.md")).expect("README.md").len();
-    assert!(n < 10_240, "README.md is {n} bytes; move detail to docs/ or reports/");
+    let n = std::fs::metadata(root().join("README.md"))
+        .expect("README.md")
+        .len();
+    assert!(
+        n < 10_240,
+        "README.md is {n} bytes; move detail to docs/ or reports/"
+    );
 }

@@ -85,6 +85,12 @@ fn at(fmt: &Format, op: Opcode, sh: &Shape, x: f64, ulps: u32) -> FSet {
     if fmt.holds(r) && crate::variant::exact_result(op, fmt.ty, &[x], r) {
         return FSet::point(r);
     }
+    // Beyond the largest finite value by more than the allowed ulps: every approximation
+    // within them overflows (exp(100) in f32 is inf, not a large finite value).
+    let last_ulp = fmt.max - fmt.step(fmt.max, -1);
+    if fmt.has_inf && r.is_finite() && r.abs() > fmt.max + (ulps as f64 + 1.0) * last_ulp {
+        return FSet::point(f64::INFINITY.copysign(r)).because(Why::ULPS);
+    }
     let lo = widen(fmt, r, ulps, false, sh.image);
     let hi = widen(fmt, r, ulps, true, sh.image);
     let mut s = FSet::range(tmin(lo, hi), tmax(lo, hi)).because(Why::ULPS);
