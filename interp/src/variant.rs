@@ -823,7 +823,9 @@ mod tests {
         );
         let r = f64s(&r.unwrap());
         assert_eq!(r[0], -1.0);
-        assert_eq!(r[1], 1.0 + f64::EPSILON);
+        // Not saturated in f64 (tanh(19.5) rounds to 1 but is no exact bound there), yet a
+        // nudge never leaves the function's image [-1, 1].
+        assert_eq!(r[1], 1.0);
         assert_eq!(r[2].to_bits(), 0);
         assert_eq!(r[3].to_bits(), 0.5f64.tanh().to_bits() + 1);
         // The same bound in f32 stays whatever the operand.
