@@ -2320,6 +2320,7 @@ impl Reduction {
                 }
                 Opcode::Multiply => {
                     let mut p = ProdAcc::default();
+                    p.flush = self.sub.ftz || self.sub.daz;
                     all.for_each(|t| p.add(t));
                     p.finish(acc, fmt)
                 }
@@ -2966,10 +2967,31 @@ fn complex_point_fn(
     if !c.is_point() {
         return CSet::top(Why::UNMODELLED | Why::NORMWISE);
     }
-    let Some(z) = f(num_complex::Complex64::new(c.re.lo, c.im.lo)) else {
-        return CSet::top(Why::UNMODELLED);
-    };
-    normwise(fmt, z, u, floor)
+    // Backward error: XLA's formulas round their intermediates, which is the exact function
+    // at an input up to 2 ulps away in each part (what an ill-conditioned function, such as
+    // tanh next to a pole, turns into a large difference); the hull over those inputs.
+    let (re, im) = (c.re.lo, c.im.lo);
+    let mut out: Option<CSet> = None;
+    for dr in -2..=2 {
+        for di in -2..=2 {
+            let (r, i) = if re.is_finite() && im.is_finite() {
+                (fmt.step(re, dr), fmt.step(im, di))
+            } else if dr == 0 && di == 0 {
+                (re, im)
+            } else {
+                continue;
+            };
+            let Some(z) = f(num_complex::Complex64::new(r, i)) else {
+                return CSet::top(Why::UNMODELLED);
+            };
+            let w = normwise(fmt, z, u, floor);
+            out = Some(match out {
+                Some(o) => o.hull(w),
+                None => w,
+            });
+        }
+    }
+    out.unwrap_or_else(|| CSet::top(Why::UNMODELLED))
 }
 
 /// The smallest magnitude a complex op's error is relative to: an angle's (pi) for the

@@ -257,6 +257,9 @@ pub(crate) struct ProdAcc {
     zero_sure: bool,
     inf_possible: bool,
     inf_sure: bool,
+    /// Partial products below the smallest normal may be flushed to zero (XLA CPU's
+    /// flush-to-zero mode).
+    pub flush: bool,
     why: Why,
 }
 
@@ -320,7 +323,11 @@ impl ProdAcc {
             return o.done(why);
         }
         let log_max = acc.max.log2();
-        let log_min = acc.smallest_positive().log2() - 1.0;
+        let log_min = if self.flush {
+            acc.min_normal.log2()
+        } else {
+            acc.smallest_positive().log2() - 1.0
+        };
         let over = self.log_big >= log_max || self.inf_possible;
         let under = self.log_small <= log_min || self.zero_possible;
         if over && under {
