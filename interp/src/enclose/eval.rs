@@ -2582,6 +2582,9 @@ fn float_unary(
     ulps: Option<u32>,
 ) -> Result<FSet> {
     use Opcode as O;
+    // The operand as the op reads it (a subnormal may be read as zero: ceil(9e-41) is 0
+    // under XLA CPU's denormals-are-zero).
+    let s = arith::operand(fmt, s, sub);
     // Exact in reals; a result the type cannot hold (16 in a type whose largest value is 15.5)
     // rounds.
     let mono = |f: fn(f64) -> f64| -> FSet {
