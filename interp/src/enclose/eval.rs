@@ -2971,14 +2971,27 @@ fn complex_point_fn(
         return CSet::top(Why::UNMODELLED | Why::NORMWISE);
     }
     // Backward error: XLA's formulas round their intermediates, which is the exact function
-    // at an input up to 2 ulps away in each part (what an ill-conditioned function, such as
+    // at an input up to 2 ulps away in each nonzero part (what an ill-conditioned function, such as
     // tanh next to a pole, turns into a large difference); the hull over those inputs.
     let (re, im) = (c.re.lo, c.im.lo);
     let mut out: Option<CSet> = None;
     for dr in -2..=2 {
         for di in -2..=2 {
+            // Rounding errors are relative: a zero part (and its sign) stays.
+            let step = |x: f64, d: i32| {
+                let y = if x == 0.0 { x } else { fmt.step(x, d) };
+                // Nor does a part cross zero (a subnormal's neighbours can).
+                if y == 0.0 || y.is_sign_negative() != x.is_sign_negative() {
+                    x
+                } else {
+                    y
+                }
+            };
+            if (re == 0.0 && dr != 0) || (im == 0.0 && di != 0) {
+                continue;
+            }
             let (r, i) = if re.is_finite() && im.is_finite() {
-                (fmt.step(re, dr), fmt.step(im, di))
+                (step(re, dr), step(im, di))
             } else if dr == 0 && di == 0 {
                 (re, im)
             } else {
