@@ -843,6 +843,11 @@ pub struct TimeStats {
     pub xla_compile_ms: f64,
     pub xla_execute_ms: f64,
     pub confirm_ms: f64,
+    /// Of `confirm_ms`: the judge on packed results; and the findings confirmed.
+    #[serde(default)]
+    pub judge_ms: f64,
+    #[serde(default)]
+    pub confirmed: u64,
     pub wall_ms: f64,
     /// Packed runs XLA answered, and those that reused an executable (later input sets).
     #[serde(default)]
@@ -861,6 +866,8 @@ impl TimeStats {
         self.xla_compile_ms += t.xla_compile_ms;
         self.xla_execute_ms += t.xla_execute_ms;
         self.confirm_ms += t.confirm_ms;
+        self.judge_ms += t.judge_ms;
+        self.confirmed += t.confirmed;
         self.wall_ms += t.wall_ms + generate_ms;
     }
 
@@ -873,6 +880,8 @@ impl TimeStats {
         self.xla_compile_ms += o.xla_compile_ms;
         self.xla_execute_ms += o.xla_execute_ms;
         self.confirm_ms += o.confirm_ms;
+        self.judge_ms += o.judge_ms;
+        self.confirmed += o.confirmed;
         self.wall_ms += o.wall_ms;
     }
 }

@@ -16,6 +16,11 @@ pub struct ModuleTimings {
     pub xla_execute_ms: f64,
     /// Splitting, classifying, attributing packed failures, confirming and storing findings.
     pub confirm_ms: f64,
+    /// Of `confirm_ms`: the judge on the packed results (comparison, enclosure, variants), before
+    /// any finding is confirmed; the rest is confirmation (XLA runs alone, the vote, storing).
+    pub judge_ms: f64,
+    /// Findings confirmed (each one compiled alone and voted on).
+    pub confirmed: u64,
     /// Packed runs that XLA answered, and how many of them reused the worker's executable.
     pub xla_packed_runs: u64,
     pub xla_packed_cached: u64,
@@ -31,5 +36,7 @@ impl ModuleTimings {
         self.xla_compile_ms += o.xla_compile_ms;
         self.xla_execute_ms += o.xla_execute_ms;
         self.confirm_ms += o.confirm_ms;
+        self.judge_ms += o.judge_ms;
+        self.confirmed += o.confirmed;
     }
 }

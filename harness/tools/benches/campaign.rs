@@ -157,8 +157,8 @@ fn main() {
         let t = &c.stats.time;
         let m = c.stats.modules.max(1) as f64;
         println!(
-            "  {name}: per module ms: wall {:.0}, generate {:.1}, oracle {:.0}, xla wait {:.0} (compile {:.0}, execute {:.1}), confirm {:.0}; packed runs {}, of them reusing an executable {}",
-            t.wall_ms / m, t.generate_ms / m, t.oracle_ms / m, t.xla_wait_ms / m, t.xla_compile_ms / m, t.xla_execute_ms / m, t.confirm_ms / m, t.xla_packed_runs, t.xla_packed_cached
+            "  {name}: per module ms: wall {:.0}, generate {:.1}, oracle {:.0}, xla wait {:.0} (compile {:.0}, execute {:.1}), confirm {:.0} (judge {:.0}; {} findings confirmed); packed runs {}, of them reusing an executable {}",
+            t.wall_ms / m, t.generate_ms / m, t.oracle_ms / m, t.xla_wait_ms / m, t.xla_compile_ms / m, t.xla_execute_ms / m, t.confirm_ms / m, t.judge_ms / m, t.confirmed, t.xla_packed_runs, t.xla_packed_cached
         );
     };
     let ck = campaign(pack, 1, (n / 2).max(1) as u64);

@@ -328,6 +328,7 @@ impl<'a> Tester<'a> {
                 &oracle_outcomes[j],
                 &xla_outcomes,
                 settled,
+                &mut timings,
             ));
         }
         if let Some(r) = self.packed_only_failure(&packed, &xla_outcomes, &reports) {
@@ -402,7 +403,8 @@ impl<'a> Tester<'a> {
 
     /// Program `j` (`p`) on this input set: its outcomes judged under [`Policy::CHOICES`]; a
     /// finding already settled on an earlier input set takes that finding's label, any other
-    /// finding is confirmed and stored.
+    /// finding is confirmed and stored. The judge's time and the confirmations go to `timings`.
+    #[allow(clippy::too_many_arguments)]
     fn test_program(
         &self,
         packed: &Packed,
@@ -411,11 +413,13 @@ impl<'a> Tester<'a> {
         oracle: &Outcome,
         xla_outcomes: &[(String, Outcome)],
         settled: &mut Settled,
+        timings: &mut ModuleTimings,
     ) -> ProgramReport {
         let tol = Tolerance::for_module(&p.module);
         let (outcomes, alone) = self.program_outcomes(packed, j, p, oracle, xla_outcomes);
         // A mismatch that an allowed implementation choice explains in the packed run is
         // settled here, before confirmation compiles the program alone twice.
+        let judged = Instant::now();
         let verdict = self
             .judge(Policy::CHOICES)
             .judge(&Trial {
@@ -427,6 +431,7 @@ impl<'a> Tester<'a> {
                 tolerance: &tol,
             })
             .verdict;
+        timings.judge_ms += judged.elapsed().as_secs_f64() * 1e3;
         let mut report = ProgramReport {
             program: j,
             input_set: packed.set,
@@ -442,6 +447,7 @@ impl<'a> Tester<'a> {
                 report.verdict.message
             );
         } else if verdict.is_bug() {
+            timings.confirmed += 1;
             let (v, rec) = self.confirm_and_store(
                 packed.g,
                 self.occurrence(packed.g, packed.set, &j.to_string()),
