@@ -310,3 +310,58 @@ fn the_rounding_noise_of_a_complex_quotient_is_relative_to_its_modulus() {
     let wrong = judge_outcome(&m, &inputs, xla_result(f64_scalar(1e-3)));
     assert_eq!(wrong.kind, VerdictKind::Mismatch, "{wrong:?}");
 }
+
+/// `convert` to `pred` is `x != 0`; XLA CPU compares f32 and f64 as floats, which reads a
+/// subnormal as zero under denormals-are-zero (measured on jaxlib 0.10.2: f32 1e-45 converts to
+/// false), while f16 converts exactly (6e-8 is true). Reading the smallest normal, or an f16
+/// subnormal, as zero stays a mismatch.
+#[test]
+fn a_subnormal_converted_to_pred_may_read_as_zero_and_only_a_subnormal() {
+    let module = |ty: &str| {
+        let text = format!(
+            "HloModule c\n\nENTRY main {{\n  x = {ty}[3] parameter(0)\n  ROOT r = pred[3] convert(x)\n}}\n"
+        );
+        hlo::parse::parse_module(&text).unwrap()
+    };
+    let preds = |v: [bool; 3]| {
+        Literal::Array(
+            ArrayLiteral::from_bytes(PrimitiveType::Pred, vec![3], v.map(u8::from).to_vec())
+                .unwrap(),
+        )
+    };
+    let f32s = [f32_array(vec![3], &[1e-45, f32::MIN_POSITIVE, 1.0])];
+    let legit = judge_outcome(
+        &module("f32"),
+        &f32s,
+        xla_result(preds([false, true, true])),
+    );
+    assert_eq!(legit.kind, VerdictKind::Match, "{legit:?}");
+    let normal_flushed = judge_outcome(
+        &module("f32"),
+        &f32s,
+        xla_result(preds([false, false, true])),
+    );
+    assert_eq!(
+        normal_flushed.kind,
+        VerdictKind::Mismatch,
+        "{normal_flushed:?}"
+    );
+    let f16s = [Literal::Array(
+        ArrayLiteral::from_bytes(
+            PrimitiveType::F16,
+            vec![3],
+            // f16 bits: the smallest subnormal (6e-8), then 1.0 twice.
+            [0x0001u16, 0x3c00, 0x3c00]
+                .iter()
+                .flat_map(|h| h.to_le_bytes())
+                .collect(),
+        )
+        .unwrap(),
+    )];
+    let f16_flushed = judge_outcome(
+        &module("f16"),
+        &f16s,
+        xla_result(preds([false, true, true])),
+    );
+    assert_eq!(f16_flushed.kind, VerdictKind::Mismatch, "{f16_flushed:?}");
+}

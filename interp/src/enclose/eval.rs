@@ -1279,6 +1279,16 @@ impl<'m> Ctx<'m> {
                         .collect(),
                 )
             }
+            (Elems::F(v), TypeClass::Pred)
+                if self.opts.freedoms.flush_denormals
+                    && matches!(x.ty, PrimitiveType::F32 | PrimitiveType::F64) =>
+            {
+                // x != 0 as a float compare, which reads a subnormal as zero under DAZ
+                // (see `crate::variant::flush_widened`).
+                let from = fmt_of(x.ty)?;
+                let flushed: Vec<FSet> = v.iter().map(|&s| arith::flush(from, s)).collect();
+                Elems::I(float_to_int(&flushed, ty)?)
+            }
             (Elems::F(v), TypeClass::Signed | TypeClass::Unsigned | TypeClass::Pred) => {
                 Elems::I(float_to_int(v, ty)?)
             }
