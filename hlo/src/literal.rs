@@ -144,7 +144,8 @@ impl ArrayLiteral {
         ArrayShape::new(self.ty, self.dims.clone())
     }
 
-    fn bytes_at(&self, i: usize) -> &[u8] {
+    /// The storage bytes of the i-th element (row-major).
+    pub fn bytes_at(&self, i: usize) -> &[u8] {
         let w = self.ty.byte_size();
         &self.data[i * w..(i + 1) * w]
     }

@@ -256,14 +256,21 @@ fn exponent_of(a: f64) -> i32 {
 /// a * 2^k exactly (when representable), in steps that cannot overflow the exponent early.
 fn scale2(mut a: f64, mut k: i32) -> f64 {
     while k > 1000 {
-        a *= 2f64.powi(1000);
+        a *= pow2(1000);
         k -= 1000;
     }
     while k < -1000 {
-        a *= 2f64.powi(-1000);
+        a *= pow2(-1000);
         k += 1000;
     }
-    a * 2f64.powi(k)
+    a * pow2(k)
+}
+
+/// 2^k for a normal exponent (|k| <= 1000 here), built from its bits: exact, as `powi` is, and
+/// without its loop (roundings to narrow types call this for every element).
+fn pow2(k: i32) -> f64 {
+    debug_assert!((-1022..=1023).contains(&k));
+    f64::from_bits(((k + 1023) as u64) << 52)
 }
 
 /// An IEEE-style rounding to a format with infinities (`emax` its largest exponent).

@@ -365,3 +365,18 @@ fn a_subnormal_converted_to_pred_may_read_as_zero_and_only_a_subnormal() {
     );
     assert_eq!(f16_flushed.kind, VerdictKind::Mismatch, "{f16_flushed:?}");
 }
+
+/// c64 division by a formula under denormals-are-zero: XLA CPU reads (1e-45, 1e-45) / itself
+/// as 0 / 0 and gives (nan, nan) (measured on jaxlib 0.10.2). The same NaN for operands of
+/// normal parts stays a mismatch.
+#[test]
+fn a_complex_quotient_of_subnormal_parts_may_be_zero_over_zero() {
+    let text =
+        "HloModule d\n\nENTRY main {\n  z = c64[] parameter(0)\n  ROOT r = c64[] divide(z, z)\n}\n";
+    let m = hlo::parse::parse_module(text).unwrap();
+    let nan = xla_result(c64_scalar(f32::NAN, f32::NAN));
+    let sub = judge_outcome(&m, &[c64_scalar(1e-45, 1e-45)], nan.clone());
+    assert_eq!(sub.kind, VerdictKind::Match, "{sub:?}");
+    let normal = judge_outcome(&m, &[c64_scalar(f32::MIN_POSITIVE, 1e-45)], nan);
+    assert_eq!(normal.kind, VerdictKind::Mismatch, "{normal:?}");
+}
