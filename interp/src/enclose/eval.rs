@@ -3155,37 +3155,32 @@ fn complex_point_binary(fmt: &Format, op: Opcode, a: &CSet, b: &CSet, ulps: Opti
             || c.im.may_be_pos_inf()
             || c.im.may_be_neg_inf()
     };
-    {
-        {
-            let Some(u) = ulps else {
-                return CSet::top(Why::UNMODELLED | Why::ULPS);
-            };
-            if !a.is_point() || !b.is_point() {
-                return CSet::top(Why::UNMODELLED | Why::NORMWISE);
-            }
-            if infinite(a) || infinite(b) || a.re.nan || a.im.nan || b.re.nan || b.im.nan {
-                // An infinite or NaN part: the formula's special cases are XLA's own (no
-                // limit of the exact function is assumed).
-                return CSet::top(Why::COMPLEX_INF);
-            }
-            let Some(f) = crate::elementwise::complex_binop(op, crate::variant::ComplexMul::Fused)
-            else {
-                return CSet::top(Why::UNMODELLED);
-            };
-            let z = f(
-                num_complex::Complex64::new(a.re.lo, a.im.lo),
-                num_complex::Complex64::new(b.re.lo, b.im.lo),
-            );
-            if z.re.is_nan() && z.im.is_nan() {
-                return CSet {
-                    re: FSet::NAN,
-                    im: FSet::NAN,
-                    inf: true,
-                };
-            }
-            normwise(fmt, z, u, error_floor(op))
-        }
+    let Some(u) = ulps else {
+        return CSet::top(Why::UNMODELLED | Why::ULPS);
+    };
+    if !a.is_point() || !b.is_point() {
+        return CSet::top(Why::UNMODELLED | Why::NORMWISE);
     }
+    if infinite(a) || infinite(b) || a.re.nan || a.im.nan || b.re.nan || b.im.nan {
+        // An infinite or NaN part: the formula's special cases are XLA's own (no
+        // limit of the exact function is assumed).
+        return CSet::top(Why::COMPLEX_INF);
+    }
+    let Some(f) = crate::elementwise::complex_binop(op, crate::variant::ComplexMul::Fused) else {
+        return CSet::top(Why::UNMODELLED);
+    };
+    let z = f(
+        num_complex::Complex64::new(a.re.lo, a.im.lo),
+        num_complex::Complex64::new(b.re.lo, b.im.lo),
+    );
+    if z.re.is_nan() && z.im.is_nan() {
+        return CSet {
+            re: FSet::NAN,
+            im: FSet::NAN,
+            inf: true,
+        };
+    }
+    normwise(fmt, z, u, error_floor(op))
 }
 
 /// Every combination of the values the index operands may take (`None`: more than 64).
