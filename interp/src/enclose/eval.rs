@@ -3078,12 +3078,6 @@ fn complex_binary(
     if a.inf || b.inf {
         return CSet::top(Why::COMPLEX_INF);
     }
-    let infinite = |c: &CSet| {
-        c.re.may_be_pos_inf()
-            || c.re.may_be_neg_inf()
-            || c.im.may_be_pos_inf()
-            || c.im.may_be_neg_inf()
-    };
     match op {
         O::Add | O::Subtract => {
             let f = if op == O::Add {
@@ -3122,8 +3116,12 @@ fn with_daz(fmt: &Format, sub: Subnormals, ops: &[&CSet], f: impl Fn(&[&CSet]) -
     if !sub.daz {
         return exact;
     }
+    let subnormal = |x: FSet| x.is_point() && x.lo != 0.0 && x.lo.abs() < fmt.min_normal;
+    if !ops.iter().any(|c| subnormal(c.re) || subnormal(c.im)) {
+        return exact;
+    }
     let flush = |x: FSet| {
-        if x.is_point() && x.lo != 0.0 && x.lo.abs() < fmt.min_normal {
+        if subnormal(x) {
             FSet::point(0f64.copysign(x.lo))
         } else {
             x
@@ -3137,9 +3135,6 @@ fn with_daz(fmt: &Format, sub: Subnormals, ops: &[&CSet], f: impl Fn(&[&CSet]) -
             inf: c.inf,
         })
         .collect();
-    if flushed.iter().zip(ops).all(|(a, b)| a == *b) {
-        return exact;
-    }
     let refs: Vec<&CSet> = flushed.iter().collect();
     let mut out = exact.hull(f(&refs));
     out.re.why |= Why::FLUSH;
@@ -3147,14 +3142,13 @@ fn with_daz(fmt: &Format, sub: Subnormals, ops: &[&CSet], f: impl Fn(&[&CSet]) -
     out
 }
 
+/// Whether a part of `c` may be infinite.
+fn infinite(c: &CSet) -> bool {
+    c.re.may_be_pos_inf() || c.re.may_be_neg_inf() || c.im.may_be_pos_inf() || c.im.may_be_neg_inf()
+}
+
 /// Division and the other binary complex ops computed by a formula, at point operands.
 fn complex_point_binary(fmt: &Format, op: Opcode, a: &CSet, b: &CSet, ulps: Option<u32>) -> CSet {
-    let infinite = |c: &CSet| {
-        c.re.may_be_pos_inf()
-            || c.re.may_be_neg_inf()
-            || c.im.may_be_pos_inf()
-            || c.im.may_be_neg_inf()
-    };
     let Some(u) = ulps else {
         return CSet::top(Why::UNMODELLED | Why::ULPS);
     };
