@@ -3,7 +3,7 @@
 //! match.
 
 use crate::classify::{classify, Evidence, Verdict, VerdictKind};
-use crate::compare::Tolerance;
+use crate::compare::{ClosestMerge, Tolerance};
 use engine::backend::{Outcome, RunResult};
 use engine::interp_backend::InterpBackend;
 use engine::ORACLE;
@@ -276,7 +276,21 @@ impl Elementwise<'_> {
     /// explained element-wise by the candidates so far (the default result and the variants'),
     /// the match verdict, voting `implementation-choice`.
     fn explain(&self, variants: &[interp::variant::Variant]) -> Option<Verdict> {
-        let mut candidates: Vec<Vec<Literal>> = vec![self.base.outputs.clone()];
+        // Per XLA result and output, the merge of the candidates so far, kept as each variant's
+        // result arrives (each costs a pass over the elements not yet explained).
+        let mut merges: Vec<Vec<ClosestMerge>> = Vec::with_capacity(self.xla.len());
+        for (_, r) in self.xla {
+            let mut per_output = Vec::with_capacity(r.outputs.len());
+            for (leaf, actual) in r.outputs.iter().enumerate() {
+                let (Literal::Array(actual), Some(Literal::Array(base))) =
+                    (actual, self.base.outputs.get(leaf))
+                else {
+                    return None;
+                };
+                per_output.push(ClosestMerge::new(base, actual)?);
+            }
+            merges.push(per_output);
+        }
         for variant in variants {
             let b = self.oracle.with_variant(*variant);
             // Under flush-to-zero the oracle reads subnormal operands of arithmetic as zero
@@ -286,25 +300,24 @@ impl Elementwise<'_> {
             if let (Some(f), true) = (self.flushed, variant.flush_denormals) {
                 runs.push(f);
             }
-            let mut any = false;
+            let mut changed = false;
             for ins in runs {
                 if let Outcome::Ok(r) = b.run_module(self.module, ins) {
-                    candidates.push(r.outputs);
-                    any = true;
+                    for per_output in &mut merges {
+                        for (leaf, m) in per_output.iter_mut().enumerate() {
+                            if let Some(Literal::Array(c)) = r.outputs.get(leaf) {
+                                changed |= m.add(c);
+                            }
+                        }
+                    }
                 }
             }
-            if !any {
+            // Unchanged merges were no match before this variant either.
+            if !changed {
                 continue;
             }
             // Every XLA result must be explained by the candidates so far.
-            if let Some(mut v) = all_explained_by(
-                &candidates,
-                self.base,
-                self.xla,
-                self.outcomes,
-                self.tol,
-                crate::compare::merge_closest,
-            ) {
+            if let Some(mut v) = self.all_merged_match(&merges) {
                 v.message = "explained by implementation choices XLA is free to make (the sign \
                              of NaNs operations produce, the last ulps of approximated \
                              functions, dot/convolution accumulation precision, convolution \
@@ -317,6 +330,36 @@ impl Elementwise<'_> {
             }
         }
         None
+    }
+
+    /// The match verdict of the last XLA result when each one matches its merge, else `None`.
+    fn all_merged_match(&self, merges: &[Vec<ClosestMerge>]) -> Option<Verdict> {
+        let mut verdict = None;
+        for (&(j, _), per_output) in self.xla.iter().zip(merges) {
+            let again = vec![
+                (
+                    ORACLE.to_string(),
+                    Outcome::Ok(RunResult {
+                        outputs: per_output
+                            .iter()
+                            .map(|m| Literal::Array(m.merged().clone()))
+                            .collect(),
+                        result_shape: self.base.result_shape.clone(),
+                        timings: self.base.timings.clone(),
+                        optimized_hlo: None,
+                        before_optimizations_hlo: None,
+                        dump_dir: None,
+                    }),
+                ),
+                self.outcomes[j].clone(),
+            ];
+            let v = classify(&again, &Evidence::new(self.tol));
+            if v.kind != VerdictKind::Match {
+                return None;
+            }
+            verdict = Some(v);
+        }
+        verdict
     }
 }
 

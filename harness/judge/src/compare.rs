@@ -1280,56 +1280,114 @@ mod overflow_in_reductions {
     }
 }
 
+/// How far a candidate's element `x` is from XLA's `y`, for [`merge_closest`]: 0 when equal
+/// (NaN equals NaN; complex values with a non-finite part equal each other), else the distance
+/// (for integers at least the smallest positive double, so that unequal is never 0).
+fn closeness(x: Scalar, y: Scalar) -> f64 {
+    fn d(a: f64, b: f64) -> f64 {
+        if a.is_nan() && b.is_nan() || a == b {
+            0.0
+        } else if a.is_nan() || b.is_nan() {
+            f64::INFINITY
+        } else {
+            (a - b).abs()
+        }
+    }
+    let nonfinite = |r: f64, i: f64| !r.is_finite() || !i.is_finite();
+    match (x, y) {
+        (Scalar::F(a), Scalar::F(b)) => d(a, b),
+        // As the comparison has it: complex values with a non-finite part are all equal.
+        (Scalar::C(ar, ai), Scalar::C(br, bi)) if nonfinite(ar, ai) && nonfinite(br, bi) => 0.0,
+        (Scalar::C(ar, ai), Scalar::C(br, bi)) => d(ar, br) + d(ai, bi),
+        (x, y) if x == y => 0.0,
+        (x, y) => int_diff(x, y).max(f64::MIN_POSITIVE),
+    }
+}
+
+fn same_shape(a: &ArrayLiteral, b: &ArrayLiteral) -> bool {
+    a.ty == b.ty && a.dims == b.dims && a.data.len() == b.data.len()
+}
+
+/// [`merge_closest`] as the candidates arrive: the merge so far, and the elements where it is
+/// not yet bitwise XLA's (the only ones a later candidate can improve), each with its distance.
+/// Adding a candidate costs a pass over those elements, not over the array.
+#[derive(Clone, Debug)]
+pub struct ClosestMerge<'a> {
+    actual: &'a ArrayLiteral,
+    merged: ArrayLiteral,
+    open: Vec<(usize, f64)>,
+}
+
+impl<'a> ClosestMerge<'a> {
+    /// The merge of the one candidate `first`; `None` when its shape is not `actual`'s.
+    pub fn new(first: &ArrayLiteral, actual: &'a ArrayLiteral) -> Option<ClosestMerge<'a>> {
+        if !same_shape(first, actual) {
+            return None;
+        }
+        let open = (0..actual.len())
+            .filter(|&i| first.bytes_at(i) != actual.bytes_at(i))
+            .map(|i| (i, closeness(first.get(i), actual.get(i))))
+            .collect();
+        Some(ClosestMerge {
+            actual,
+            merged: first.clone(),
+            open,
+        })
+    }
+
+    /// Takes each element of `c` that is bitwise XLA's or strictly nearer than the merge's
+    /// (earlier candidates win ties); whether any was taken. A candidate of another shape
+    /// takes nothing.
+    pub fn add(&mut self, c: &ArrayLiteral) -> bool {
+        if !same_shape(c, self.actual) {
+            return false;
+        }
+        let w = self.actual.ty.byte_size();
+        let mut changed = false;
+        let (actual, merged) = (self.actual, &mut self.merged);
+        self.open.retain_mut(|(i, best)| {
+            let i = *i;
+            let exact = c.bytes_at(i) == actual.bytes_at(i);
+            let d = if exact {
+                0.0
+            } else {
+                closeness(c.get(i), actual.get(i))
+            };
+            if exact || d < *best {
+                merged.data[i * w..(i + 1) * w].copy_from_slice(c.bytes_at(i));
+                *best = d;
+                changed = true;
+            }
+            !exact
+        });
+        changed
+    }
+
+    /// The merge so far.
+    pub fn merged(&self) -> &ArrayLiteral {
+        &self.merged
+    }
+
+    pub fn into_merged(self) -> ArrayLiteral {
+        self.merged
+    }
+}
+
 /// Element by element, the candidate value closest to `actual`: bitwise equal first, then equal
-/// (NaN equals NaN; complex values with a non-finite part equal each other), then nearest. Candidates are outputs of the same program under different
+/// (NaN equals NaN; complex values with a non-finite part equal each other), then nearest;
+/// the earlier candidate on ties. Candidates are outputs of the same program under different
 /// allowed implementation choices (see `interp::variant`); comparing `actual` with the merge asks
 /// whether each of its elements is one of the allowed results. `None` when shapes differ.
 pub fn merge_closest(candidates: &[&ArrayLiteral], actual: &ArrayLiteral) -> Option<ArrayLiteral> {
-    let first = *candidates.first()?;
-    if candidates
-        .iter()
-        .any(|c| c.ty != actual.ty || c.dims != actual.dims || c.data.len() != actual.data.len())
-    {
+    let (first, rest) = candidates.split_first()?;
+    if rest.iter().any(|c| !same_shape(c, actual)) {
         return None;
     }
-    fn distance(x: Scalar, y: Scalar) -> f64 {
-        fn d(a: f64, b: f64) -> f64 {
-            if a.is_nan() && b.is_nan() || a == b {
-                0.0
-            } else if a.is_nan() || b.is_nan() {
-                f64::INFINITY
-            } else {
-                (a - b).abs()
-            }
-        }
-        let nonfinite = |r: f64, i: f64| !r.is_finite() || !i.is_finite();
-        match (x, y) {
-            (Scalar::F(a), Scalar::F(b)) => d(a, b),
-            // As the comparison has it: complex values with a non-finite part are all equal.
-            (Scalar::C(ar, ai), Scalar::C(br, bi)) if nonfinite(ar, ai) && nonfinite(br, bi) => 0.0,
-            (Scalar::C(ar, ai), Scalar::C(br, bi)) => d(ar, br) + d(ai, bi),
-            (x, y) if x == y => 0.0,
-            (x, y) => int_diff(x, y).max(f64::MIN_POSITIVE),
-        }
+    let mut m = ClosestMerge::new(first, actual)?;
+    for c in rest {
+        m.add(c);
     }
-    let mut out = first.clone();
-    let w = actual.ty.byte_size();
-    for i in 0..actual.len() {
-        let a = actual.get(i);
-        let ab = actual.bits(i);
-        let mut best: Option<(bool, f64, usize)> = None;
-        for (k, c) in candidates.iter().enumerate() {
-            let key = (c.bits(i) != ab, distance(c.get(i), a), k);
-            if best.is_none_or(|b| (key.0, key.1) < (b.0, b.1)) {
-                best = Some(key);
-            }
-        }
-        let k = best.map(|b| b.2).unwrap_or(0);
-        if k != 0 {
-            out.data[i * w..(i + 1) * w].copy_from_slice(&candidates[k].data[i * w..(i + 1) * w]);
-        }
-    }
-    Some(out)
+    Some(m.into_merged())
 }
 
 /// As [`merge_closest`], except that an element of `actual` lying between the candidates (each
@@ -1385,6 +1443,36 @@ mod merging_candidates {
 
     /// Each element comes from the candidate closest to the actual value: bitwise equal first
     /// (a NaN of the same sign), then nearest; the first candidate wins ties.
+    #[test]
+    fn an_incremental_merge_takes_only_what_brings_an_element_nearer() {
+        let f = |v: &[f64]| {
+            arr(
+                PrimitiveType::F64,
+                &v.iter().map(|&x| Scalar::F(x)).collect::<Vec<_>>(),
+            )
+        };
+        let a = f(&[1.0, 2.0, 3.0]);
+        let mut m = ClosestMerge::new(&f(&[1.0, 2.5, 4.0]), &a).unwrap();
+        assert!(
+            !m.add(&f(&[0.0, 2.5, 5.0])),
+            "nothing nearer, nothing taken"
+        );
+        assert!(
+            !m.add(&f(&[1.0, 1.5, 4.0])),
+            "as near is no nearer: the earlier stays"
+        );
+        assert_eq!(m.merged().get(1), Scalar::F(2.5));
+        assert!(m.add(&f(&[9.0, 2.0, 3.5])));
+        assert_eq!(m.merged().data, f(&[1.0, 2.0, 3.5]).data);
+        assert!(
+            !m.add(&f(&[1.0, 2.0, 9.0])),
+            "an element already XLA's is never taken again"
+        );
+        assert!(!m.add(&f(&[1.0, 2.0])), "another shape takes nothing");
+        assert!(m.add(&f(&[7.0, 7.0, 3.0])));
+        assert_eq!(m.into_merged().data, a.data);
+    }
+
     #[test]
     fn merge_takes_each_element_from_the_closest_candidate() {
         let neg_nan = f64::from_bits(0xfff8_0000_0000_0000);

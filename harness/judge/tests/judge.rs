@@ -380,3 +380,63 @@ fn a_complex_quotient_of_subnormal_parts_may_be_zero_over_zero() {
     let normal = judge_outcome(&m, &[c64_scalar(f32::MIN_POSITIVE, 1e-45)], nan);
     assert_eq!(normal.kind, VerdictKind::Mismatch, "{normal:?}");
 }
+
+/// select-and-scatter's select is a float compare, which reads a subnormal as zero under DAZ
+/// (XLA CPU's mode): with operand (0, 1e-45) and `GE`, the window may keep its first element
+/// (a tie) or take the second. With the smallest normal instead of the subnormal only the
+/// second is legitimate: keeping the first stays a mismatch.
+#[test]
+fn select_and_scatter_may_read_a_subnormal_as_a_tie_and_only_a_subnormal() {
+    let text = "HloModule s\n\nge {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  \
+                ROOT c = pred[] compare(a, b), direction=GE\n}\n\nadd {\n  a = f32[] \
+                parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n\nENTRY \
+                main {\n  x = f32[2] parameter(0)\n  s = f32[1] parameter(1)\n  z = f32[] \
+                constant(0)\n  ROOT r = f32[2] select-and-scatter(x, s, z), window={size=2 \
+                stride=2}, select=ge, scatter=add\n}\n";
+    let m = hlo::parse::parse_module(text).unwrap();
+    let inputs = |second: f32| {
+        [
+            f32_array(vec![2], &[0.0, second]),
+            f32_array(vec![1], &[1.0]),
+        ]
+    };
+    let first_kept = || xla_result(f32_array(vec![2], &[1.0, 0.0]));
+    let tie = judge_outcome(&m, &inputs(1e-45), first_kept());
+    assert!(!tie.is_bug(), "{tie:?}");
+    let normal = judge_outcome(&m, &inputs(f32::MIN_POSITIVE), first_kept());
+    assert_eq!(normal.kind, VerdictKind::Mismatch, "{normal:?}");
+}
+
+/// A dot's zero may be -0 (a lone product -0, as XLA's algebraic simplifier computes a dot
+/// without contracting dimensions as a multiply) or +0 (an accumulator started at zero): a
+/// TOTALORDER sort by such keys may put either first (measured: XLA CPU sorts the -0 below the
+/// +0, the oracle's +0 ties). Keys that are certainly -0 and +0 (a multiply) have one order.
+#[test]
+fn a_total_order_sort_separates_negative_zero_only_where_the_key_is_certain() {
+    let module = |op: &str| {
+        let text = format!(
+            "HloModule s\n\ngt {{\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  c = \
+             f32[] parameter(2)\n  d = f32[] parameter(3)\n  ROOT r = pred[] compare(a, b), \
+             direction=GT, type=TOTALORDER\n}}\n\nENTRY main {{\n  z = f32[] constant(0)\n  zb \
+             = f32[2] broadcast(z), dimensions={{}}\n  p = f32[2] parameter(0)\n  {op}\n  c = \
+             f32[2] constant({{-1, -5.5}})\n  s = (f32[2], f32[2]) sort(k, c), dimensions={{0}}, \
+             is_stable=true, to_apply=gt\n  ROOT g = f32[2] get-tuple-element(s), index=1\n}}\n"
+        );
+        hlo::parse::parse_module(&text).unwrap()
+    };
+    let dot = module("k = f32[2] dot(zb, p), lhs_batch_dims={0}, rhs_batch_dims={0}");
+    let multiply = module("k = f32[2] multiply(zb, p)");
+    let inputs = [f32_array(vec![2], &[-0.5, 0.0])];
+    let swapped = || xla_result(f32_array(vec![2], &[-5.5, -1.0]));
+    let kept = || xla_result(f32_array(vec![2], &[-1.0, -5.5]));
+    let dot_swapped = judge_outcome(&dot, &inputs, swapped());
+    assert!(!dot_swapped.is_bug(), "{dot_swapped:?}");
+    let dot_kept = judge_outcome(&dot, &inputs, kept());
+    assert!(!dot_kept.is_bug(), "{dot_kept:?}");
+    let multiply_kept = judge_outcome(&multiply, &inputs, kept());
+    assert_eq!(
+        multiply_kept.kind,
+        VerdictKind::Mismatch,
+        "{multiply_kept:?}"
+    );
+}

@@ -637,7 +637,7 @@ pub(crate) fn compare(a: FSet, b: FSet, dir: Dir, total: bool) -> ISet {
     };
     // Under the total order -NaN sorts below everything and +NaN above; a NaN of unknown sign
     // may be either. (Other orders treat NaN as unordered, below.)
-    let with_nans = |x: &FSet| -> Vec<(f64, f64)> {
+    let with_nans = |x: &FSet| -> super::set::Pieces {
         let mut v = x.pieces();
         if total && x.nan {
             if x.nan_sign != Some(false) {

@@ -12,7 +12,7 @@
 use super::arith::{self, Dir, Subnormals};
 use super::format::{format, Format};
 use super::funcs;
-use super::set::{le, CSet, FSet, ISet, Why};
+use super::set::{le, tmax, tmin, CSet, FSet, ISet, Why};
 use super::sum::{accumulation, MaxAcc, ProdAcc, SumAcc};
 use crate::eval::{plan, Plan};
 use crate::value::{from_bits, to_bits, Array, Buffer, Value};
@@ -21,6 +21,7 @@ use hlo::{
     ArrayLiteral, Category, CompId, Instruction, Module, Opcode, PrimitiveType, Scalar, Shape,
     TypeClass,
 };
+use std::cmp::Ordering;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -1799,15 +1800,28 @@ impl<'m> Ctx<'m> {
         // For each window, the positions it may select: those no other element of the window
         // is certainly preferred to (ties: any of them, as XLA chooses per window); with a
         // select that is no plain compare, any position.
+        // The select's compare reads subnormals as zero under DAZ, as any IEEE compare does
+        // (a total order sees the bits).
+        let fmt = fmt_of(a.ty).ok();
+        let csub = self.sub(Opcode::Compare, a.ty);
         let certainly_beats = |q: usize, p: usize| -> bool {
             let Some((dir, total)) = dir else {
                 return false;
             };
             let (x, y) = match &a.elems {
-                Elems::F(v) => (
-                    arith::compare(v[q], v[p], dir, total),
-                    arith::compare(v[p], v[q], dir, total),
-                ),
+                Elems::F(v) => {
+                    let (vq, vp) = match (&fmt, total) {
+                        (Some(fmt), false) => (
+                            arith::operand(fmt, v[q], csub),
+                            arith::operand(fmt, v[p], csub),
+                        ),
+                        _ => (v[q], v[p]),
+                    };
+                    (
+                        arith::compare(vq, vp, dir, total),
+                        arith::compare(vp, vq, dir, total),
+                    )
+                }
                 Elems::I(v) => (
                     arith::compare_int(v[q], v[p], dir),
                     arith::compare_int(v[p], v[q], dir),
@@ -2120,13 +2134,16 @@ fn sort_clusters(
             None => true,
             Some(last) => {
                 let (near, tie_exact) = if descending { (hi, exact) } else { (lo, exact) };
+                // In the total order (key_range makes the zeros of other orders one): -0 is
+                // below +0, so a -0 that may be either key is no tie with a +0.
+                let ord = tot(near, reach);
                 let strictly = if descending {
-                    near < reach
+                    ord == Ordering::Less
                 } else {
-                    near > reach
+                    ord == Ordering::Greater
                 };
                 // Equal exact keys keep their order in a stable sort.
-                let tied_ok = stable && tie_exact && near == reach && last.len() == 1;
+                let tied_ok = stable && tie_exact && ord == Ordering::Equal && last.len() == 1;
                 strictly || tied_ok
             }
         };
@@ -2136,9 +2153,9 @@ fn sort_clusters(
         } else {
             clusters.last_mut().expect("a cluster").push(p);
             reach = if descending {
-                reach.min(lo)
+                tmin(reach, lo)
             } else {
-                reach.max(hi)
+                tmax(reach, hi)
             };
         }
     }

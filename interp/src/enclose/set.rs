@@ -3,6 +3,10 @@
 
 use std::cmp::Ordering;
 
+/// A set's pieces (at most five, and the NaNs some callers add): kept inline, as sets are
+/// split into pieces in every op of an enclosure.
+pub type Pieces = smallvec::SmallVec<[(f64, f64); 8]>;
+
 /// The freedoms that widened a set (bits): what a report names as "the freedom that bounds it".
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Why(pub u16);
@@ -236,8 +240,8 @@ impl FSet {
     /// The non-NaN values as closed pieces (total order): the interval (its infinite bounds
     /// are unbounded reals), each lone zero outside it, and each infinity (always a piece of its
     /// own, the value itself).
-    pub fn pieces(&self) -> Vec<(f64, f64)> {
-        let mut v = Vec::with_capacity(5);
+    pub fn pieces(&self) -> Pieces {
+        let mut v = Pieces::new();
         if self.num {
             v.push((self.lo, self.hi));
         }
@@ -256,9 +260,9 @@ impl FSet {
     }
 
     /// The real pieces only (the interval and lone zeros), without the infinities.
-    pub fn reals(&self) -> Vec<(f64, f64)> {
+    pub fn reals(&self) -> Pieces {
         let mut p = self.pieces();
-        p.retain(|&(lo, hi)| !(lo == hi && lo.is_infinite()));
+        p.retain(|&mut (lo, hi)| !(lo == hi && lo.is_infinite()));
         p
     }
 
