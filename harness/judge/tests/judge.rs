@@ -440,3 +440,42 @@ fn a_total_order_sort_separates_negative_zero_only_where_the_key_is_certain() {
         "{multiply_kept:?}"
     );
 }
+
+/// A c64 dot whose imaginary partial product overflows: the result is a complex infinity,
+/// whose other part is unspecified (seen on XLA CPU in the nightly at seed 8852417: (nan, inf)
+/// where the real part is finite in exact arithmetic). A NaN real part beside a finite
+/// imaginary part, or where no part may overflow, stays a mismatch.
+#[test]
+fn a_complex_infinity_may_have_any_other_part_and_only_an_infinity() {
+    let text = "HloModule d\n\nENTRY main {\n  a = c64[2] parameter(0)\n  b = c64[2] \
+                parameter(1)\n  ROOT r = c64[] dot(a, b), lhs_contracting_dims={0}, \
+                rhs_contracting_dims={0}\n}\n";
+    let m = hlo::parse::parse_module(text).unwrap();
+    let c64s = |v: &[(f32, f32)]| {
+        Literal::Array(
+            ArrayLiteral::from_bytes(
+                PrimitiveType::C64,
+                vec![v.len() as i64],
+                v.iter()
+                    .flat_map(|(r, i)| r.to_le_bytes().into_iter().chain(i.to_le_bytes()))
+                    .collect(),
+            )
+            .unwrap(),
+        )
+    };
+    let big = [
+        c64s(&[(3.4028235e38, 0.0), (1.1754944e-38, 3.4028235e38)]),
+        c64s(&[(0.9562441, -0.4127259), (1.3097882, -0.012675227)]),
+    ];
+    let nan_inf = || xla_result(c64_scalar(f32::NAN, f32::INFINITY));
+    let infinity = judge_outcome(&m, &big, nan_inf());
+    assert!(!infinity.is_bug(), "{infinity:?}");
+    let finite_im = judge_outcome(&m, &big, xla_result(c64_scalar(f32::NAN, 1.0)));
+    assert_eq!(finite_im.kind, VerdictKind::Mismatch, "{finite_im:?}");
+    let small = [
+        c64s(&[(3.0, 0.0), (1.0, 2.0)]),
+        c64s(&[(0.9562441, -0.4127259), (1.3097882, -0.012675227)]),
+    ];
+    let no_overflow = judge_outcome(&m, &small, nan_inf());
+    assert_eq!(no_overflow.kind, VerdictKind::Mismatch, "{no_overflow:?}");
+}
