@@ -1801,25 +1801,24 @@ impl<'m> Ctx<'m> {
         // is certainly preferred to (ties: any of them, as XLA chooses per window); with a
         // select that is no plain compare, any position.
         // The select's compare reads subnormals as zero under DAZ, as any IEEE compare does
-        // (a total order sees the bits).
-        let fmt = fmt_of(a.ty).ok();
-        let csub = self.sub(Opcode::Compare, a.ty);
+        // (a total order sees the bits): the operand as it reads it, once.
+        let read: Option<Vec<FSet>> = match (&a.elems, fmt_of(a.ty), dir) {
+            (Elems::F(v), Ok(fmt), Some((_, false))) => {
+                let sub = self.sub(Opcode::Compare, a.ty);
+                Some(v.iter().map(|&x| arith::operand(fmt, x, sub)).collect())
+            }
+            _ => None,
+        };
         let certainly_beats = |q: usize, p: usize| -> bool {
             let Some((dir, total)) = dir else {
                 return false;
             };
             let (x, y) = match &a.elems {
                 Elems::F(v) => {
-                    let (vq, vp) = match (&fmt, total) {
-                        (Some(fmt), false) => (
-                            arith::operand(fmt, v[q], csub),
-                            arith::operand(fmt, v[p], csub),
-                        ),
-                        _ => (v[q], v[p]),
-                    };
+                    let v = read.as_deref().unwrap_or(v);
                     (
-                        arith::compare(vq, vp, dir, total),
-                        arith::compare(vp, vq, dir, total),
+                        arith::compare(v[q], v[p], dir, total),
+                        arith::compare(v[p], v[q], dir, total),
                     )
                 }
                 Elems::I(v) => (
