@@ -1,5 +1,7 @@
 //! Interpreter throughput: elementwise (elements/s), dot (FLOP/s as elements = multiply-adds), and
-//! time per corpus module (`corpora/jax/dump/*.before_optimizations.txt`, seeded inputs).
+//! time per corpus module (`corpora/jax/dump/*.before_optimizations.txt`, seeded inputs). The
+//! `enclose` group times the set of legitimate results (`interp::enclose`) on the same
+//! elementwise and dot modules, so that its cost reads as a ratio to `interp::evaluate`'s.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use hlo::{ArrayLiteral, Literal, PrimitiveType, Scalar, Shape};
@@ -104,5 +106,32 @@ fn corpus(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, elementwise, dot, corpus);
+fn enclose(c: &mut Criterion) {
+    let mut g = c.benchmark_group("enclose");
+    g.sample_size(10);
+    let opts = interp::enclose::EncloseOptions::default();
+    let n = 1usize << 12;
+    let text = format!(
+        "HloModule m\n\nENTRY %main (a: f32[{n}], b: f32[{n}]) -> f32[{n}] {{\n  %a = f32[{n}] parameter(0)\n  %b = f32[{n}] parameter(1)\n  %s = f32[{n}] add(%a, %b)\n  %m = f32[{n}] multiply(%s, %a)\n  ROOT %e = f32[{n}] tanh(%m)\n}}\n"
+    );
+    let m = hlo::parse::parse_module(&text).unwrap();
+    let args = vec![f32_lit(&[n as i64], 1), f32_lit(&[n as i64], 2)];
+    g.throughput(Throughput::Elements(3 * n as u64));
+    g.bench_with_input(BenchmarkId::new("add_mul_tanh_f32", n), &n, |b, _| {
+        b.iter(|| interp::enclose::enclose(&m, &args, &opts).unwrap())
+    });
+    let n = 64i64;
+    let text = format!(
+        "HloModule m\n\nENTRY %main (a: f32[{n},{n}], b: f32[{n},{n}]) -> f32[{n},{n}] {{\n  %a = f32[{n},{n}] parameter(0)\n  %b = f32[{n},{n}] parameter(1)\n  ROOT %d = f32[{n},{n}] dot(%a, %b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}\n}}\n"
+    );
+    let m = hlo::parse::parse_module(&text).unwrap();
+    let args = vec![f32_lit(&[n, n], 3), f32_lit(&[n, n], 4)];
+    g.throughput(Throughput::Elements(2 * (n * n * n) as u64));
+    g.bench_with_input(BenchmarkId::new("matmul_f32", n), &n, |b, _| {
+        b.iter(|| interp::enclose::enclose(&m, &args, &opts).unwrap())
+    });
+    g.finish();
+}
+
+criterion_group!(benches, elementwise, dot, enclose, corpus);
 criterion_main!(benches);

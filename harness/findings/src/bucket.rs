@@ -141,18 +141,29 @@ impl BucketSignature {
         let first_line = normalize_message(verdict.message.lines().next().unwrap_or(""));
         let (symptom_class, culprit, message) = match verdict.kind {
             VerdictKind::Mismatch | VerdictKind::Nondeterministic | VerdictKind::Unproven => {
-                let first = verdict.comparison.as_ref().and_then(|c| {
-                    let out = verdict.mismatched_outputs.first().copied()?;
-                    c.outputs.get(out)
-                });
+                // The element that makes it a bug: the first the proof shows outside every
+                // legitimate result, else the first differing one (a difference the set
+                // holds, such as an overflow the order allows, is no symptom of the bug).
+                let outside = verdict.proof.as_ref().and_then(|p| p.outside.first());
+                let out = match outside {
+                    Some(o) => Some(o.output),
+                    None => verdict.mismatched_outputs.first().copied(),
+                };
+                let compared = verdict
+                    .comparison
+                    .as_ref()
+                    .and_then(|c| c.outputs.get(out?));
                 // Integers have no NaN, infinity or signed zero: any wrong integer is `value`
                 // (a wrong 0 and a wrong 1 from the same bug stay one bucket).
-                let s = match first {
-                    Some(o) if o.ty.is_float() || o.ty.is_complex() => o
-                        .worst
-                        .first()
-                        .map(|w| symptom(&w.expected, &w.actual))
-                        .unwrap_or("value"),
+                let s = match compared {
+                    Some(o) if o.ty.is_float() || o.ty.is_complex() => match outside {
+                        Some(e) => symptom(&e.expected, &e.actual),
+                        None => o
+                            .worst
+                            .first()
+                            .map(|w| symptom(&w.expected, &w.actual))
+                            .unwrap_or("value"),
+                    },
                     _ => "value",
                 };
                 (
@@ -259,6 +270,55 @@ mod tests {
         assert_eq!(symptom("(6.1e-17, -1.0)", "(6.1e-17, 1.0)"), "sign");
         assert_eq!(symptom("(nan, nan)", "(1.0, 0.0)"), "lost-nan");
         assert_eq!(symptom("(-708.4, 1.57)", "(-inf, 1.57)"), "inf");
+    }
+
+    /// A dot whose f32 partial sum may overflow (the order decides: XLA's inf is legitimate)
+    /// next to a minimum reduction that loses a NaN: the bucket's symptom is the lost NaN, the
+    /// element the proof shows outside, not the infinity that comes first.
+    #[test]
+    fn the_symptom_is_the_first_element_outside_the_legitimate_results() {
+        use engine::backend::{Outcome, RunResult};
+        use hlo::{ArrayLiteral, Literal, PrimitiveType};
+        let text = "HloModule m\n\nmin {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT m = f32[] minimum(a, b)\n}\n\nENTRY main {\n  x = f32[3] parameter(0)\n  y = f32[3] parameter(1)\n  d = f32[] dot(x, y), lhs_contracting_dims={0}, rhs_contracting_dims={0}\n  z = f32[2] parameter(2)\n  inf = f32[] constant(inf)\n  r = f32[] reduce(z, inf), dimensions={0}, to_apply=min\n  ROOT t = (f32[], f32[]) tuple(d, r)\n}\n";
+        let m = hlo::parse::parse_module(text).unwrap();
+        let f32s = |dims: Vec<i64>, v: &[f32]| {
+            let bytes = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+            Literal::Array(ArrayLiteral::from_bytes(PrimitiveType::F32, dims, bytes).unwrap())
+        };
+        let inputs = [
+            f32s(vec![3], &[3e38, 3e38, -3e38]),
+            f32s(vec![3], &[1.0, 1.0, 1.0]),
+            f32s(vec![2], &[f32::NAN, 1.0]),
+        ];
+        let judged = |d: f32, r: f32| {
+            let xla = Outcome::Ok(RunResult {
+                outputs: vec![Literal::Tuple(vec![f32s(vec![], &[d]), f32s(vec![], &[r])])],
+                result_shape: None,
+                timings: Default::default(),
+                optimized_hlo: None,
+                before_optimizations_hlo: None,
+                dump_dir: None,
+            });
+            let oracle = engine::interp_backend::InterpBackend::new().run_module(&m, &inputs);
+            let outcomes = vec![("interp".to_string(), oracle), ("xla-cpu".to_string(), xla)];
+            judge::Judge::offline()
+                .judge(&judge::Trial {
+                    module: &m,
+                    text: None,
+                    inputs: &inputs,
+                    outcomes: &outcomes,
+                    reruns: &[],
+                    tolerance: &judge::compare::Tolerance::for_module(&m),
+                })
+                .verdict
+        };
+        let v = judged(f32::INFINITY, 1.0);
+        assert_eq!(v.kind, VerdictKind::Mismatch, "{v:?}");
+        assert_eq!(v.mismatched_outputs, vec![0, 1], "{v:?}");
+        assert_eq!(BucketSignature::of(&v, &m, None).symptom, "lost-nan");
+        // Without a proof the first differing element still names it.
+        let unproved = Verdict { proof: None, ..v };
+        assert_eq!(BucketSignature::of(&unproved, &m, None).symptom, "inf");
     }
 
     fn sig(culprit: &str) -> BucketSignature {

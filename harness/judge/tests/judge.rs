@@ -479,3 +479,46 @@ fn a_complex_infinity_may_have_any_other_part_and_only_an_infinity() {
     let no_overflow = judge_outcome(&m, &small, nan_inf());
     assert_eq!(no_overflow.kind, VerdictKind::Mismatch, "{no_overflow:?}");
 }
+
+/// c64 logistic next to its pole at z = i*pi (seen on XLA CPU in the nightly at seed 9163523):
+/// XLA expands it to 1 / (1 + exp(-z)), and one ulp of the exp's real part moves the result by
+/// 0.04 of 578. The set follows the expansion op by op, so XLA's value is legitimate; a value
+/// 2 away in the real part is not.
+#[test]
+fn complex_logistic_near_its_pole_carries_the_exps_rounding_and_no_more() {
+    let m = hlo::parse::parse_module(
+        "HloModule t\n\nENTRY main {\n  z = c64[] parameter(0)\n  ROOT t = c64[] logistic(z)\n}\n",
+    )
+    .unwrap();
+    let inputs = [c64_scalar(-3.427182e-05, 3.1398644)];
+    let xla = judge_outcome(
+        &m,
+        &inputs,
+        xla_result(c64_scalar(-10.931601524353027, 578.4076538085938)),
+    );
+    assert!(!xla.is_bug(), "{xla:?}");
+    let wrong = judge_outcome(&m, &inputs, xla_result(c64_scalar(-12.931601, 578.4076538)));
+    assert_eq!(wrong.kind, VerdictKind::Mismatch, "{wrong:?}");
+    // Away from the pole the expansion is well conditioned: 1e-3 off is a mismatch.
+    let far = [c64_scalar(0.5, 0.25)];
+    let oracle = InterpBackend::new().run_module(&m, &far);
+    let z = oracle.as_ok().unwrap().outputs[0]
+        .as_array()
+        .unwrap()
+        .get(0);
+    let (re, im) = match z {
+        hlo::Scalar::C(re, im) => (re as f32, im as f32),
+        other => panic!("{other:?}"),
+    };
+    let off = judge_outcome(&m, &far, xla_result(c64_scalar(re + 1e-3, im)));
+    assert_eq!(off.kind, VerdictKind::Mismatch, "{off:?}");
+    if !test_support::need_xla() {
+        return;
+    }
+    let real = WorkerBackend::xla_cpu(WorkerConfig::new(Platform::Cpu).with_workers(1));
+    let text = hlo::print::module_to_string(&m);
+    let o = real.run(&text, &inputs, &RunOptions::default());
+    assert!(o.is_ok(), "{o}");
+    let v = judge_outcome(&m, &inputs, o);
+    assert!(!v.is_bug(), "{v:?}");
+}

@@ -124,7 +124,8 @@ impl SumAcc {
             self.pinf_sure |= p.pinf && !t.nan;
             self.ninf_sure |= p.ninf && !t.nan;
         }
-        let is_zero = t.max_abs() == 0.0;
+        // Only zeros: no infinity, and the finite extent is [-0, +0] at most.
+        let is_zero = !p.pinf && !p.ninf && p.fin.is_some_and(|(l, h)| l == 0.0 && h == 0.0);
         if !is_zero {
             self.zeros_only = false;
         }
