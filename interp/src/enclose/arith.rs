@@ -194,7 +194,10 @@ impl<'f> Out<'f> {
             return self.nan();
         }
         if x.is_infinite() && !self.fmt.has_inf {
-            return self.nan();
+            // NaN in the type, or the infinity of the wider type XLA kept it in.
+            self.nan();
+            self.set = self.set.hull(FSet::point(x).because(Why::ROUNDING));
+            return;
         }
         if x.is_infinite() || self.fmt.holds(x) {
             self.set = self.set.hull(FSet::point(x));
@@ -213,9 +216,20 @@ impl<'f> Out<'f> {
         if d.nan || u.nan {
             self.nan();
         }
-        let (a, b) = (d.v, u.v);
+        let (mut a, mut b) = (d.v, u.v);
         if a.is_nan() || b.is_nan() {
             return;
+        }
+        if !self.fmt.has_inf {
+            // An overflow of a type without infinities is NaN, or a value of the wider type
+            // (f16) XLA computed the op in and never narrowed (excess precision).
+            let wide = super::format::format(hlo::PrimitiveType::F16).expect("f16");
+            if u.nan && hi.r > self.fmt.max {
+                b = b.max(wide.up2(hi.r, hi.e).v);
+            }
+            if d.nan && lo.r < -self.fmt.max {
+                a = a.min(wide.down2(lo.r, lo.e).v);
+            }
         }
         let r = FSet::range(a, b);
         let widened = lo.e != 0.0 || hi.e != 0.0 || lo.r != a || hi.r != b;

@@ -315,7 +315,14 @@ impl FSet {
 
     /// Whether a value in `[a, b]` (total order, infinities included) may be one.
     pub fn meets(&self, a: f64, b: f64) -> bool {
-        self.pieces().iter().any(|&(lo, hi)| le(lo, b) && le(a, hi))
+        // The pieces without building them: a lone zero inside the interval meets `[a, b]` only
+        // where the interval does.
+        let hit = |lo: f64, hi: f64| le(lo, b) && le(a, hi);
+        (self.num && hit(self.lo, self.hi))
+            || (self.nzero && hit(-0.0, -0.0))
+            || (self.pzero && hit(0.0, 0.0))
+            || (self.ninf && hit(f64::NEG_INFINITY, f64::NEG_INFINITY))
+            || (self.pinf && hit(f64::INFINITY, f64::INFINITY))
     }
 
     pub fn may_be_pos_inf(&self) -> bool {
@@ -351,10 +358,14 @@ impl FSet {
 
     /// The largest magnitude of its values (0 when it has none).
     pub fn max_abs(&self) -> f64 {
-        self.pieces()
-            .iter()
-            .map(|&(lo, hi)| lo.abs().max(hi.abs()))
-            .fold(0.0, f64::max)
+        if self.ninf || self.pinf {
+            return f64::INFINITY;
+        }
+        if self.num {
+            self.lo.abs().max(self.hi.abs())
+        } else {
+            0.0
+        }
     }
 
     /// The smallest magnitude of its values (0 when it may be a zero).
@@ -497,6 +508,61 @@ impl CSet {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Sets of every shape: intervals with and without their zeros and infinities, lone zeros
+    /// and infinities, NaN.
+    fn shapes() -> Vec<FSet> {
+        let base = [
+            FSet::EMPTY,
+            FSet::NAN,
+            FSet::point(0.0),
+            FSet::point(-0.0),
+            FSet::point(2.5),
+            FSet::point(-1e-310),
+            FSet::point(f64::INFINITY),
+            FSet::point(f64::NEG_INFINITY),
+            FSet::range(1.0, 2.0),
+            FSet::range(-3.0, -0.5),
+            FSet::range(-1.0, 4.0),
+            FSet::range(f64::NEG_INFINITY, -2.0),
+            FSet::range(0.5, f64::INFINITY),
+        ];
+        let mut v = Vec::new();
+        for a in base {
+            for b in base {
+                v.push(a.hull(b));
+            }
+        }
+        v
+    }
+
+    /// `meets` and `max_abs` read the flags and bounds directly; they agree with the pieces.
+    #[test]
+    fn meets_and_max_abs_agree_with_the_pieces() {
+        let probes = [
+            (f64::NEG_INFINITY, f64::NEG_INFINITY),
+            (-5.0, -2.5),
+            (-0.0, -0.0),
+            (-0.0, 0.0),
+            (0.0, 0.0),
+            (5e-324, 1e-300),
+            (0.75, 1.5),
+            (3.0, f64::INFINITY),
+            (f64::INFINITY, f64::INFINITY),
+        ];
+        for s in shapes() {
+            let pieces = s.pieces();
+            for (a, b) in probes {
+                let by_pieces = pieces.iter().any(|&(lo, hi)| le(lo, b) && le(a, hi));
+                assert_eq!(s.meets(a, b), by_pieces, "{s:?} meets [{a}, {b}]");
+            }
+            let by_pieces = pieces
+                .iter()
+                .map(|&(lo, hi)| lo.abs().max(hi.abs()))
+                .fold(0.0, f64::max);
+            assert_eq!(s.max_abs(), by_pieces, "{s:?}");
+        }
+    }
 
     #[test]
     fn sets_tell_signed_zeros_and_nan_apart() {
