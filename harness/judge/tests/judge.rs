@@ -573,3 +573,21 @@ fn an_f8_overflow_may_keep_the_wider_types_value_and_no_other() {
     let v = judge_outcome(&m, &zero, o);
     assert!(!v.is_bug(), "{v:?}");
 }
+
+/// A c64 compare NE of (1e-45, 0) with (0, 0) is false on XLA CPU (the nightly at seed
+/// 3907715): its parts are compared as floats are, reading subnormals as zero. A normal part
+/// that differs is still not equal.
+#[test]
+fn a_complex_compare_reads_subnormal_parts_as_zero_and_only_those() {
+    let m = hlo::parse::parse_module(
+        "HloModule t\n\nENTRY main {\n  z = c64[] parameter(0)\n  c = c64[] constant((0, 0))\n  \
+         ROOT r = pred[] compare(c, z), direction=NE\n}\n",
+    )
+    .unwrap();
+    let tiny = [c64_scalar(1e-45, 0.0)];
+    let equal = judge_outcome(&m, &tiny, xla_result(pred_scalar(false)));
+    assert!(!equal.is_bug(), "{equal:?}");
+    let normal = [c64_scalar(1e-30, 0.0)];
+    let wrong = judge_outcome(&m, &normal, xla_result(pred_scalar(false)));
+    assert_eq!(wrong.kind, VerdictKind::Mismatch, "{wrong:?}");
+}

@@ -1188,24 +1188,29 @@ impl<'m> Ctx<'m> {
                 .zip(b)
                 .map(|(&p, &q)| arith::compare_int(p, q, dir))
                 .collect(),
-            (Elems::C(a), Elems::C(b)) if matches!(dir, Dir::Eq | Dir::Ne) => a
-                .iter()
-                .zip(b)
-                .map(|(p, q)| {
-                    let re = arith::compare(p.re, q.re, Dir::Eq, false);
-                    let im = arith::compare(p.im, q.im, Dir::Eq, false);
-                    // Equal when both parts are equal.
-                    let (can_t, can_f) = (re.hi == 1 && im.hi == 1, re.lo == 0 || im.lo == 0);
-                    let inf = p.inf || q.inf;
-                    let (t, f) = if dir == Dir::Eq {
-                        (can_t || inf, can_f || inf)
-                    } else {
-                        (can_f || inf, can_t || inf)
-                    };
-                    ISet::range(if f { 0 } else { 1 }, if t { 1 } else { 0 })
-                        .because(re.why | im.why)
-                })
-                .collect(),
+            (Elems::C(a), Elems::C(b)) if matches!(dir, Dir::Eq | Dir::Ne) => {
+                // Each part is compared as a float is: subnormals read as zero under DAZ.
+                let part = funcs::part_type(x.ty);
+                let (fmt, sub) = (fmt_of(part)?, self.sub(Opcode::Compare, part));
+                let read = |s: FSet| arith::operand(fmt, s, sub);
+                a.iter()
+                    .zip(b)
+                    .map(|(p, q)| {
+                        let re = arith::compare(read(p.re), read(q.re), Dir::Eq, false);
+                        let im = arith::compare(read(p.im), read(q.im), Dir::Eq, false);
+                        // Equal when both parts are equal.
+                        let (can_t, can_f) = (re.hi == 1 && im.hi == 1, re.lo == 0 || im.lo == 0);
+                        let inf = p.inf || q.inf;
+                        let (t, f) = if dir == Dir::Eq {
+                            (can_t || inf, can_f || inf)
+                        } else {
+                            (can_f || inf, can_t || inf)
+                        };
+                        ISet::range(if f { 0 } else { 1 }, if t { 1 } else { 0 })
+                            .because(re.why | im.why)
+                    })
+                    .collect()
+            }
             _ => {
                 return SetArray::top(ty, dims, Why::UNMODELLED);
             }
