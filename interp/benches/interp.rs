@@ -21,14 +21,28 @@ fn f32_lit(dims: &[i64], seed: u64) -> Literal {
     Literal::Array(ArrayLiteral::from_scalars(PrimitiveType::F32, dims.to_vec(), &v).unwrap())
 }
 
+/// `tanh((a + b) * a)` over f32[n], with seeded inputs.
+fn add_mul_tanh(n: usize) -> (hlo::Module, Vec<Literal>) {
+    let text = format!(
+        "HloModule m\n\nENTRY %main (a: f32[{n}], b: f32[{n}]) -> f32[{n}] {{\n  %a = f32[{n}] parameter(0)\n  %b = f32[{n}] parameter(1)\n  %s = f32[{n}] add(%a, %b)\n  %m = f32[{n}] multiply(%s, %a)\n  ROOT %e = f32[{n}] tanh(%m)\n}}\n"
+    );
+    let m = hlo::parse::parse_module(&text).unwrap();
+    (m, vec![f32_lit(&[n as i64], 1), f32_lit(&[n as i64], 2)])
+}
+
+/// An f32[n,n] matrix product, with seeded inputs.
+fn matmul(n: i64) -> (hlo::Module, Vec<Literal>) {
+    let text = format!(
+        "HloModule m\n\nENTRY %main (a: f32[{n},{n}], b: f32[{n},{n}]) -> f32[{n},{n}] {{\n  %a = f32[{n},{n}] parameter(0)\n  %b = f32[{n},{n}] parameter(1)\n  ROOT %d = f32[{n},{n}] dot(%a, %b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}\n}}\n"
+    );
+    let m = hlo::parse::parse_module(&text).unwrap();
+    (m, vec![f32_lit(&[n, n], 3), f32_lit(&[n, n], 4)])
+}
+
 fn elementwise(c: &mut Criterion) {
     let mut g = c.benchmark_group("elementwise");
     for n in [1usize << 12, 1 << 20] {
-        let text = format!(
-            "HloModule m\n\nENTRY %main (a: f32[{n}], b: f32[{n}]) -> f32[{n}] {{\n  %a = f32[{n}] parameter(0)\n  %b = f32[{n}] parameter(1)\n  %s = f32[{n}] add(%a, %b)\n  %m = f32[{n}] multiply(%s, %a)\n  ROOT %e = f32[{n}] tanh(%m)\n}}\n"
-        );
-        let m = hlo::parse::parse_module(&text).unwrap();
-        let args = vec![f32_lit(&[n as i64], 1), f32_lit(&[n as i64], 2)];
+        let (m, args) = add_mul_tanh(n);
         // Three elementwise ops per element.
         g.throughput(Throughput::Elements(3 * n as u64));
         g.bench_with_input(BenchmarkId::new("add_mul_tanh_f32", n), &n, |b, _| {
@@ -42,11 +56,7 @@ fn dot(c: &mut Criterion) {
     let mut g = c.benchmark_group("dot");
     g.sample_size(10);
     for n in [64i64, 256] {
-        let text = format!(
-            "HloModule m\n\nENTRY %main (a: f32[{n},{n}], b: f32[{n},{n}]) -> f32[{n},{n}] {{\n  %a = f32[{n},{n}] parameter(0)\n  %b = f32[{n},{n}] parameter(1)\n  ROOT %d = f32[{n},{n}] dot(%a, %b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}\n}}\n"
-        );
-        let m = hlo::parse::parse_module(&text).unwrap();
-        let args = vec![f32_lit(&[n, n], 3), f32_lit(&[n, n], 4)];
+        let (m, args) = matmul(n);
         // Elements = FLOPs (2 per multiply-add).
         g.throughput(Throughput::Elements(2 * (n * n * n) as u64));
         g.bench_with_input(BenchmarkId::new("matmul_f32", n), &n, |b, _| {
@@ -111,21 +121,13 @@ fn enclose(c: &mut Criterion) {
     g.sample_size(10);
     let opts = interp::enclose::EncloseOptions::default();
     let n = 1usize << 12;
-    let text = format!(
-        "HloModule m\n\nENTRY %main (a: f32[{n}], b: f32[{n}]) -> f32[{n}] {{\n  %a = f32[{n}] parameter(0)\n  %b = f32[{n}] parameter(1)\n  %s = f32[{n}] add(%a, %b)\n  %m = f32[{n}] multiply(%s, %a)\n  ROOT %e = f32[{n}] tanh(%m)\n}}\n"
-    );
-    let m = hlo::parse::parse_module(&text).unwrap();
-    let args = vec![f32_lit(&[n as i64], 1), f32_lit(&[n as i64], 2)];
+    let (m, args) = add_mul_tanh(n);
     g.throughput(Throughput::Elements(3 * n as u64));
     g.bench_with_input(BenchmarkId::new("add_mul_tanh_f32", n), &n, |b, _| {
         b.iter(|| interp::enclose::enclose(&m, &args, &opts).unwrap())
     });
     let n = 64i64;
-    let text = format!(
-        "HloModule m\n\nENTRY %main (a: f32[{n},{n}], b: f32[{n},{n}]) -> f32[{n},{n}] {{\n  %a = f32[{n},{n}] parameter(0)\n  %b = f32[{n},{n}] parameter(1)\n  ROOT %d = f32[{n},{n}] dot(%a, %b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}\n}}\n"
-    );
-    let m = hlo::parse::parse_module(&text).unwrap();
-    let args = vec![f32_lit(&[n, n], 3), f32_lit(&[n, n], 4)];
+    let (m, args) = matmul(n);
     g.throughput(Throughput::Elements(2 * (n * n * n) as u64));
     g.bench_with_input(BenchmarkId::new("matmul_f32", n), &n, |b, _| {
         b.iter(|| interp::enclose::enclose(&m, &args, &opts).unwrap())
