@@ -3076,18 +3076,26 @@ fn normwise(fmt: &Format, z: num_complex::Complex64, u: u32, floor: f64) -> CSet
             inf: true,
         };
     }
-    let m = z.re.abs().max(z.im.abs()).max(floor);
+    normwise_box(fmt, (z.re, z.re), (z.im, z.im), u, floor)
+}
+
+/// The finite box `re x im` with each part widened by `u` ulps of its largest modulus (at
+/// least of `floor`).
+fn normwise_box(fmt: &Format, re: (f64, f64), im: (f64, f64), u: u32, floor: f64) -> CSet {
+    let m = [re.0, re.1, im.0, im.1]
+        .iter()
+        .fold(floor, |m, x| m.max(x.abs()));
     // One ulp of the modulus in the part type, at least the smallest positive value.
     let ulp = (fmt.next(fmt.up(m).v) - fmt.up(m).v).max(fmt.smallest_positive());
     let w = ulp * u as f64;
-    let part = |x: f64| {
-        let lo = fmt.down((x - w).next_down_f64()).v;
-        let hi = fmt.up((x + w).next_up_f64()).v;
+    let part = |(lo, hi): (f64, f64)| {
+        let lo = fmt.down((lo - w).next_down_f64()).v;
+        let hi = fmt.up((hi + w).next_up_f64()).v;
         FSet::range(lo, hi).because(Why::NORMWISE | Why::ULPS)
     };
     let mut out = CSet {
-        re: part(z.re),
-        im: part(z.im),
+        re: part(re),
+        im: part(im),
         inf: false,
     };
     if m + w >= fmt.max {
@@ -3254,24 +3262,10 @@ fn box_quotient(fmt: &Format, a: &CSet, b: &CSet, u: u32) -> Option<CSet> {
     if ![re.0, re.1, im.0, im.1].iter().all(|x| x.is_finite()) {
         return None;
     }
-    let m = [re.0, re.1, im.0, im.1]
-        .iter()
-        .fold(0.0f64, |m, x| m.max(x.abs()));
-    let ulp = (fmt.next(fmt.up(m).v) - fmt.up(m).v).max(fmt.smallest_positive());
-    let w = ulp * u as f64;
-    let part = |(lo, hi): (f64, f64)| {
-        FSet::range(fmt.down(lo - w).v, fmt.up(hi + w).v)
-            .because(Why::NORMWISE | Why::ULPS | a.why() | b.why())
-    };
-    let mut q = CSet {
-        re: part(re),
-        im: part(im),
-        inf: false,
-    };
-    if m + w >= fmt.max {
-        q.inf = true;
-        q.re.why |= Why::COMPLEX_INF;
-    }
+    let mut q = normwise_box(fmt, re, im, u, 0.0);
+    let why = a.why() | b.why();
+    q.re.why |= why;
+    q.im.why |= why;
     Some(q)
 }
 
