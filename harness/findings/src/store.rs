@@ -848,6 +848,9 @@ pub struct TimeStats {
     pub judge_ms: f64,
     #[serde(default)]
     pub confirmed: u64,
+    /// The cost of each set of legitimate results computed on a packed result (milliseconds).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub set_ms: Vec<f64>,
     pub wall_ms: f64,
     /// Packed runs XLA answered, and those that reused an executable (later input sets).
     #[serde(default)]
@@ -868,6 +871,7 @@ impl TimeStats {
         self.confirm_ms += t.confirm_ms;
         self.judge_ms += t.judge_ms;
         self.confirmed += t.confirmed;
+        self.set_ms.extend_from_slice(&t.set_ms);
         self.wall_ms += t.wall_ms + generate_ms;
     }
 
@@ -882,6 +886,7 @@ impl TimeStats {
         self.confirm_ms += o.confirm_ms;
         self.judge_ms += o.judge_ms;
         self.confirmed += o.confirmed;
+        self.set_ms.extend_from_slice(&o.set_ms);
         self.wall_ms += o.wall_ms;
     }
 }

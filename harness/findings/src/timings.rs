@@ -21,6 +21,9 @@ pub struct ModuleTimings {
     pub judge_ms: f64,
     /// Findings confirmed (each one compiled alone and voted on).
     pub confirmed: u64,
+    /// The cost of each set of legitimate results the judge computed on a packed result
+    /// (milliseconds, one per judged difference beyond the tolerance).
+    pub set_ms: Vec<f64>,
     /// Packed runs that XLA answered, and how many of them reused the worker's executable.
     pub xla_packed_runs: u64,
     pub xla_packed_cached: u64,
@@ -38,5 +41,6 @@ impl ModuleTimings {
         self.confirm_ms += o.confirm_ms;
         self.judge_ms += o.judge_ms;
         self.confirmed += o.confirmed;
+        self.set_ms.extend_from_slice(&o.set_ms);
     }
 }

@@ -44,6 +44,9 @@ pub struct Proof {
     /// Why no set could be computed (a budget, an unsupported op); nothing is proven then.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Milliseconds spent enclosing the module and checking the differing elements.
+    #[serde(default)]
+    pub set_ms: f64,
 }
 
 impl Proof {
@@ -105,16 +108,16 @@ pub fn prove(
     outcomes: &[(String, Outcome)],
     tol: &Tolerance,
 ) -> Proof {
-    let enc = match enclose(module, inputs, &EncloseOptions::default()) {
-        Ok(e) => e,
-        Err(e) => {
-            return Proof {
-                error: Some(e.to_string()),
-                ..Proof::default()
-            }
-        }
+    let started = std::time::Instant::now();
+    let mut proof = match enclose(module, inputs, &EncloseOptions::default()) {
+        Ok(enc) => check(&enc, oracle, outcomes, tol),
+        Err(e) => Proof {
+            error: Some(e.to_string()),
+            ..Proof::default()
+        },
     };
-    check(&enc, oracle, outcomes, tol)
+    proof.set_ms = started.elapsed().as_secs_f64() * 1e3;
+    proof
 }
 
 /// [`prove`] against an enclosure already computed.

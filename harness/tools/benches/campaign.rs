@@ -10,6 +10,8 @@
 //! - campaign pack=K with the default input sets (`DEFAULT_INPUT_SETS`): programs/s and
 //!   cases/s (program x input set) of the default configuration, the later sets running the
 //!   compiled module again;
+//! - per campaign: where a module's time went, and the cost of each set of legitimate results
+//!   the judge computed (median and max per judged difference);
 //! - floor: the same pool on the smallest modules (one `add` each): the fixed cost of one
 //!   XLA compile and run. Packing K programs saves K-1 of these fixed costs and nothing
 //!   else, so with t = 1/raw and f = 1/floor (seconds per module at full pool throughput)
@@ -160,6 +162,17 @@ fn main() {
             "  {name}: per module ms: wall {:.0}, generate {:.1}, oracle {:.0}, xla wait {:.0} (compile {:.0}, execute {:.1}), confirm {:.0} (judge {:.0}; {} findings confirmed); packed runs {}, of them reusing an executable {}",
             t.wall_ms / m, t.generate_ms / m, t.oracle_ms / m, t.xla_wait_ms / m, t.xla_compile_ms / m, t.xla_execute_ms / m, t.confirm_ms / m, t.judge_ms / m, t.confirmed, t.xla_packed_runs, t.xla_packed_cached
         );
+        let mut sets = t.set_ms.clone();
+        sets.sort_by(f64::total_cmp);
+        match (sets.get(sets.len() / 2), sets.last()) {
+            (Some(median), Some(max)) => println!(
+                "  {name}: sets of legitimate results: {} judged differences, median {median:.1} ms, max {max:.1} ms, {:.0} ms in all = {:.0}% of the judge's time",
+                sets.len(),
+                sets.iter().sum::<f64>(),
+                100.0 * sets.iter().sum::<f64>() / t.judge_ms.max(f64::EPSILON)
+            ),
+            _ => println!("  {name}: sets of legitimate results: no difference judged"),
+        }
     };
     let ck = campaign(pack, 1, (n / 2).max(1) as u64);
     let sets = DEFAULT_INPUT_SETS;

@@ -432,6 +432,9 @@ impl<'a> Tester<'a> {
             })
             .verdict;
         timings.judge_ms += judged.elapsed().as_secs_f64() * 1e3;
+        if let Some(proof) = &verdict.proof {
+            timings.set_ms.push(proof.set_ms);
+        }
         let mut report = ProgramReport {
             program: j,
             input_set: packed.set,
