@@ -395,9 +395,10 @@ fn sign_layout(ty: PrimitiveType) -> Option<u32> {
 /// to f64 through f32 with `cvtss2sd`, which reads a subnormal as zero in the denormals-are-zero
 /// mode (measured on jaxlib 0.10.2: bf16 9.2e-41 converts to f32 9.2e-41 but to f64 0, compiled
 /// and constant-folded alike); the oracle's conversion is exact. A `convert` to `pred` from
-/// f32 or f64 is a floating-point compare with zero, which reads a subnormal as zero too
-/// (measured on jaxlib 0.10.2: f32 1e-45 and f64 5e-324 convert to false, bf16 and f16
-/// subnormals to true).
+/// bf16, f32 or f64 is a floating-point compare with zero, which reads a subnormal as zero too
+/// (measured on jaxlib 0.10.2: f32 1e-45 and f64 5e-324 convert to false; bf16 9.2e-41 to true
+/// alone and to false when the convert feeds a select in the same fusion, compared in f32; f16
+/// subnormals are normal in f32 and convert to true).
 pub fn flush_widened(
     a: &std::sync::Arc<Array>,
     to: PrimitiveType,
@@ -407,7 +408,7 @@ pub fn flush_widened(
     let from = a.ty.complex_component().unwrap_or(a.ty);
     let widened =
         to.complex_component().unwrap_or(to) == T::F64 && matches!(from, T::Bf16 | T::F32);
-    let compared = to == T::Pred && matches!(a.ty, T::F32 | T::F64);
+    let compared = to == T::Pred && matches!(a.ty, T::Bf16 | T::F32 | T::F64);
     if !widened && !compared {
         return Ok(None);
     }

@@ -366,6 +366,83 @@ fn a_subnormal_converted_to_pred_may_read_as_zero_and_only_a_subnormal() {
     assert_eq!(f16_flushed.kind, VerdictKind::Mismatch, "{f16_flushed:?}");
 }
 
+/// A bf16 subnormal converted to pred is a compare with zero in f32, which reads it as zero
+/// under denormals-are-zero when the convert is fused with its user (measured on jaxlib 0.10.2:
+/// `select(convert(x), x, 1)` of 9.2e-41 gives 1). The smallest normal bf16 read as zero stays a
+/// mismatch.
+#[test]
+fn a_bf16_subnormal_converted_to_pred_may_read_as_zero_and_only_a_subnormal() {
+    let module = hlo::parse::parse_module(
+        "HloModule c\n\nENTRY main {\n  x = bf16[2] parameter(0)\n  ROOT r = pred[2] convert(x)\n}\n",
+    )
+    .unwrap();
+    let preds = |v: [bool; 2]| {
+        Literal::Array(
+            ArrayLiteral::from_bytes(PrimitiveType::Pred, vec![2], v.map(u8::from).to_vec())
+                .unwrap(),
+        )
+    };
+    let bf16s = |bits: [u16; 2]| {
+        [Literal::Array(
+            ArrayLiteral::from_bytes(
+                PrimitiveType::Bf16,
+                vec![2],
+                bits.iter().flat_map(|h| h.to_le_bytes()).collect(),
+            )
+            .unwrap(),
+        )]
+    };
+    // 0x0001: the smallest bf16 subnormal; 0x0080: the smallest normal; 0x3f80: 1.
+    let legit = judge_outcome(
+        &module,
+        &bf16s([0x0001, 0x3f80]),
+        xla_result(preds([false, true])),
+    );
+    assert_eq!(legit.kind, VerdictKind::Match, "{legit:?}");
+    let normal = judge_outcome(
+        &module,
+        &bf16s([0x0080, 0x3f80]),
+        xla_result(preds([false, true])),
+    );
+    assert_eq!(normal.kind, VerdictKind::Mismatch, "{normal:?}");
+}
+
+/// A widening to c128 reads bf16/f32 subnormals, real or c64 parts, as zero as a widening to
+/// f64 does (cvtss2sd under denormals-are-zero; measured on jaxlib 0.10.2: f32 1e-45 and
+/// c64 (1e-45, 1e-45) convert to c128 zeros). A normal f32 read as zero stays a mismatch.
+#[test]
+fn a_widening_to_c128_may_read_subnormal_parts_as_zero_and_only_those() {
+    let module = hlo::parse::parse_module(
+        "HloModule c\n\nENTRY main {\n  x = f32[1] parameter(0)\n  ROOT r = c128[1] convert(x)\n}\n",
+    )
+    .unwrap();
+    let c128s = |v: [f64; 1]| {
+        Literal::Array(
+            ArrayLiteral::from_bytes(
+                PrimitiveType::C128,
+                vec![1],
+                v.iter()
+                    .flat_map(|&re| [re, 0.0])
+                    .flat_map(|x| x.to_le_bytes())
+                    .collect(),
+            )
+            .unwrap(),
+        )
+    };
+    let legit = judge_outcome(
+        &module,
+        &[f32_array(vec![1], &[1e-45])],
+        xla_result(c128s([0.0])),
+    );
+    assert_eq!(legit.kind, VerdictKind::Match, "{legit:?}");
+    let normal = judge_outcome(
+        &module,
+        &[f32_array(vec![1], &[f32::MIN_POSITIVE])],
+        xla_result(c128s([0.0])),
+    );
+    assert_eq!(normal.kind, VerdictKind::Mismatch, "{normal:?}");
+}
+
 /// c64 division by a formula under denormals-are-zero: XLA CPU reads (1e-45, 1e-45) / itself
 /// as 0 / 0 and gives (nan, nan) (measured on jaxlib 0.10.2). The same NaN for operands of
 /// normal parts stays a mismatch.

@@ -1261,52 +1261,69 @@ impl<'m> Ctx<'m> {
     fn convert(&mut self, i: &Instruction, x: &SetArray) -> Result<SetArray> {
         let (ty, dims) = out_dims(i)?;
         let sub = self.sub(Opcode::Convert, ty);
+        // A widening to f64 (or to c128's f64 parts) reads bf16/f32 subnormals, real or the
+        // parts of a c64, as zero (cvtss2sd under DAZ; measured on XLA CPU for f32 -> f64,
+        // f32 -> c128, bf16 -> c128 and c64 -> c128).
+        let part = |t: PrimitiveType| match t.class() {
+            TypeClass::Complex => funcs::part_type(t),
+            _ => t,
+        };
+        let daz = self.opts.freedoms.flush_denormals
+            && part(ty) == PrimitiveType::F64
+            && matches!(part(x.ty), PrimitiveType::Bf16 | PrimitiveType::F32);
+        let widen = |s: FSet| -> Result<FSet> {
+            Ok(if daz {
+                arith::flush(fmt_of(part(x.ty))?, s)
+            } else {
+                s
+            })
+        };
         let elems = match (&x.elems, ty.class()) {
             (Elems::F(v), TypeClass::Float) => {
-                let (from, to) = (fmt_of(x.ty)?, fmt_of(ty)?);
-                // A widening to f64 reads bf16/f32 subnormals as zero (cvtss2sd under DAZ).
-                let daz = self.opts.freedoms.flush_denormals
-                    && ty == PrimitiveType::F64
-                    && matches!(x.ty, PrimitiveType::Bf16 | PrimitiveType::F32);
+                let to = fmt_of(ty)?;
                 Elems::F(
                     v.iter()
-                        .map(|&s| {
-                            let s = if daz { arith::flush(from, s) } else { s };
-                            arith::result(to, round_set(to, s), sub)
-                        })
-                        .collect(),
+                        .map(|&s| Ok(arith::result(to, round_set(to, widen(s)?), sub)))
+                        .collect::<Result<_>>()?,
                 )
             }
             (Elems::F(v), TypeClass::Complex) => {
                 let to = fmt_of(funcs::part_type(ty))?;
                 Elems::C(
                     v.iter()
-                        .map(|&s| CSet {
-                            re: arith::result(to, round_set(to, s), sub),
-                            im: FSet::point(0.0),
-                            inf: false,
+                        .map(|&s| {
+                            Ok(CSet {
+                                re: arith::result(to, round_set(to, widen(s)?), sub),
+                                im: FSet::point(0.0),
+                                inf: false,
+                            })
                         })
-                        .collect(),
+                        .collect::<Result<_>>()?,
                 )
             }
             (Elems::C(v), TypeClass::Complex) => {
                 let to = fmt_of(funcs::part_type(ty))?;
                 Elems::C(
                     v.iter()
-                        .map(|c| CSet {
-                            re: arith::result(to, round_set(to, c.re), sub),
-                            im: arith::result(to, round_set(to, c.im), sub),
-                            inf: c.inf,
+                        .map(|c| {
+                            Ok(CSet {
+                                re: arith::result(to, round_set(to, widen(c.re)?), sub),
+                                im: arith::result(to, round_set(to, widen(c.im)?), sub),
+                                inf: c.inf,
+                            })
                         })
-                        .collect(),
+                        .collect::<Result<_>>()?,
                 )
             }
             (Elems::F(v), TypeClass::Pred)
                 if self.opts.freedoms.flush_denormals
-                    && matches!(x.ty, PrimitiveType::F32 | PrimitiveType::F64) =>
+                    && matches!(
+                        x.ty,
+                        PrimitiveType::Bf16 | PrimitiveType::F32 | PrimitiveType::F64
+                    ) =>
             {
-                // x != 0 as a float compare, which reads a subnormal as zero under DAZ
-                // (see `crate::variant::flush_widened`).
+                // x != 0 as a float compare, which reads a subnormal as zero under DAZ (a bf16
+                // one through f32; see `crate::variant::flush_widened`).
                 let from = fmt_of(x.ty)?;
                 let flushed: Vec<FSet> = v.iter().map(|&s| arith::flush(from, s)).collect();
                 Elems::I(float_to_int(&flushed, ty)?)
