@@ -1264,55 +1264,43 @@ impl<'m> Ctx<'m> {
         // A widening to f64 (or to c128's f64 parts) reads bf16/f32 subnormals, real or the
         // parts of a c64, as zero (cvtss2sd under DAZ; measured on XLA CPU for f32 -> f64,
         // f32 -> c128, bf16 -> c128 and c64 -> c128).
-        let part = |t: PrimitiveType| match t.class() {
-            TypeClass::Complex => funcs::part_type(t),
-            _ => t,
-        };
+        let part = |t: PrimitiveType| t.complex_component().unwrap_or(t);
         let daz = self.opts.freedoms.flush_denormals
             && part(ty) == PrimitiveType::F64
             && matches!(part(x.ty), PrimitiveType::Bf16 | PrimitiveType::F32);
-        let widen = |s: FSet| -> Result<FSet> {
-            Ok(if daz {
-                arith::flush(fmt_of(part(x.ty))?, s)
-            } else {
-                s
-            })
-        };
+        let flush_from = if daz { Some(fmt_of(part(x.ty))?) } else { None };
+        let widen = |s: FSet| flush_from.map_or(s, |f| arith::flush(f, s));
         let elems = match (&x.elems, ty.class()) {
             (Elems::F(v), TypeClass::Float) => {
                 let to = fmt_of(ty)?;
                 Elems::F(
                     v.iter()
-                        .map(|&s| Ok(arith::result(to, round_set(to, widen(s)?), sub)))
-                        .collect::<Result<_>>()?,
+                        .map(|&s| arith::result(to, round_set(to, widen(s)), sub))
+                        .collect(),
                 )
             }
             (Elems::F(v), TypeClass::Complex) => {
                 let to = fmt_of(funcs::part_type(ty))?;
                 Elems::C(
                     v.iter()
-                        .map(|&s| {
-                            Ok(CSet {
-                                re: arith::result(to, round_set(to, widen(s)?), sub),
-                                im: FSet::point(0.0),
-                                inf: false,
-                            })
+                        .map(|&s| CSet {
+                            re: arith::result(to, round_set(to, widen(s)), sub),
+                            im: FSet::point(0.0),
+                            inf: false,
                         })
-                        .collect::<Result<_>>()?,
+                        .collect(),
                 )
             }
             (Elems::C(v), TypeClass::Complex) => {
                 let to = fmt_of(funcs::part_type(ty))?;
                 Elems::C(
                     v.iter()
-                        .map(|c| {
-                            Ok(CSet {
-                                re: arith::result(to, round_set(to, widen(c.re)?), sub),
-                                im: arith::result(to, round_set(to, widen(c.im)?), sub),
-                                inf: c.inf,
-                            })
+                        .map(|c| CSet {
+                            re: arith::result(to, round_set(to, widen(c.re)), sub),
+                            im: arith::result(to, round_set(to, widen(c.im)), sub),
+                            inf: c.inf,
                         })
-                        .collect::<Result<_>>()?,
+                        .collect(),
                 )
             }
             (Elems::F(v), TypeClass::Pred)
