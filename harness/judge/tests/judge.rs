@@ -484,6 +484,36 @@ fn select_and_scatter_may_read_a_subnormal_as_a_tie_and_only_a_subnormal() {
     assert_eq!(normal.kind, VerdictKind::Mismatch, "{normal:?}");
 }
 
+/// select-and-scatter selects by folding its select over the window, and StableHLO leaves the
+/// order of that fold to the implementation (select_and_scatter is defined through
+/// reduce_window, whose schedule is implementation-defined). With a NaN in the window an IEEE
+/// `LE` is no order: whichever element the fold meets right after the NaN wins unless a later
+/// one beats it, so any position may be selected. Window (0, NaN, -92.5, 0): the last 0 may
+/// get the source. Without the NaN only -92.5 may, and a NaN does not excuse a wrong sum.
+#[test]
+fn select_and_scatter_over_a_nan_may_select_any_position_and_only_with_a_nan() {
+    let text = "HloModule s\n\nle {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  \
+                ROOT c = pred[] compare(a, b), direction=LE\n}\n\nadd {\n  a = f32[] \
+                parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n\nENTRY \
+                main {\n  x = f32[4] parameter(0)\n  s = f32[1] parameter(1)\n  z = f32[] \
+                constant(0)\n  ROOT r = f32[4] select-and-scatter(x, s, z), window={size=4 \
+                stride=4}, select=le, scatter=add\n}\n";
+    let m = hlo::parse::parse_module(text).unwrap();
+    let inputs = |second: f32| {
+        [
+            f32_array(vec![4], &[0.0, second, -92.5, 0.0]),
+            f32_array(vec![1], &[1.5]),
+        ]
+    };
+    let last = |v: f32| xla_result(f32_array(vec![4], &[0.0, 0.0, 0.0, v]));
+    let nan = judge_outcome(&m, &inputs(f32::NAN), last(1.5));
+    assert!(!nan.is_bug(), "{nan:?}");
+    let ordered = judge_outcome(&m, &inputs(5.0), last(1.5));
+    assert_eq!(ordered.kind, VerdictKind::Mismatch, "{ordered:?}");
+    let doubled = judge_outcome(&m, &inputs(f32::NAN), last(3.0));
+    assert_eq!(doubled.kind, VerdictKind::Mismatch, "{doubled:?}");
+}
+
 /// A dot's zero may be -0 (a lone product -0, as XLA's algebraic simplifier computes a dot
 /// without contracting dimensions as a multiply) or +0 (an accumulator started at zero): a
 /// TOTALORDER sort by such keys may put either first (measured: XLA CPU sorts the -0 below the

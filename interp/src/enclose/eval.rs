@@ -1855,13 +1855,27 @@ impl<'m> Ctx<'m> {
         // Per output position: the sources it certainly gets, and those it may.
         let mut sure: Vec<Vec<usize>> = vec![Vec::new(); a.len()];
         let mut maybe: Vec<Vec<usize>> = vec![Vec::new(); a.len()];
+        // An IEEE compare is no order once a NaN is in the window: the fold takes whatever
+        // follows the NaN, and the fold's order is the implementation's (StableHLO defines
+        // select_and_scatter through reduce_window, whose schedule is implementation-defined),
+        // so any position may end up selected.
+        let unordered = |win: &[usize]| match (&a.elems, dir) {
+            (Elems::F(v), Some((_, false))) => {
+                let v = read.as_deref().unwrap_or(v);
+                win.iter().any(|&p| v[p].nan)
+            }
+            _ => false,
+        };
         for g in 0..groups.len() {
             let win = groups.group(g);
-            let cands: Vec<usize> = win
-                .iter()
-                .copied()
-                .filter(|&p| win.iter().all(|&q| q == p || !certainly_beats(q, p)))
-                .collect();
+            let cands: Vec<usize> = if unordered(win) {
+                Vec::new()
+            } else {
+                win.iter()
+                    .copied()
+                    .filter(|&p| win.iter().all(|&q| q == p || !certainly_beats(q, p)))
+                    .collect()
+            };
             let cands = if cands.is_empty() {
                 win.to_vec()
             } else {
