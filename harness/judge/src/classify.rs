@@ -416,8 +416,10 @@ pub fn classify(outcomes: &[(String, Outcome)], ev: &Evidence) -> Verdict {
 }
 
 /// Why the voter (the StableHLO reference interpreter) cannot judge `module`, if it cannot:
-/// it compares floats under `TOTALORDER` with `EQ`/`NE` as IEEE equality (NaN unequal to
-/// itself) where XLA compares bit patterns, so on NaNs its vote would be noise.
+/// it evaluates a float compare under `TOTALORDER` as the IEEE compare (measured on jaxlib
+/// 0.10.2, every float type from f64 to f8e3m4, every direction: `-NaN LT 0.3125`, `-0 LT 0`
+/// and `1 LT NaN` are false, NaN `EQ` itself too), so where a NaN or a signed zero meets such
+/// a compare its vote would be noise.
 pub fn voter_abstains(module: &hlo::Module) -> Option<String> {
     let word = |i: &hlo::Instruction, k: &str| match i.attr(k) {
         Some(hlo::Attr::Ident(s)) | Some(hlo::Attr::Str(s)) | Some(hlo::Attr::Raw(s)) => {
@@ -427,13 +429,11 @@ pub fn voter_abstains(module: &hlo::Module) -> Option<String> {
     };
     let c = module.computations.iter().find_map(|c| {
         c.instructions.iter().find(|i| {
-            i.opcode == hlo::Opcode::Compare
-                && word(i, "type").as_deref() == Some("TOTALORDER")
-                && matches!(word(i, "direction").as_deref(), Some("EQ") | Some("NE"))
+            i.opcode == hlo::Opcode::Compare && word(i, "type").as_deref() == Some("TOTALORDER")
         })
     })?;
     Some(format!(
-        "{} compares EQ/NE under TOTALORDER, which stablehlo-ref evaluates as IEEE equality",
+        "{} compares under TOTALORDER, which stablehlo-ref evaluates as the IEEE compare",
         c.name
     ))
 }
@@ -544,5 +544,29 @@ mod crash_message_tests {
         let plain = "Fatal Python error: Aborted\n";
         assert_eq!(super::first_line(plain), "Fatal Python error: Aborted");
         assert!(!super::is_fatal_log_line("Fatal Python error: Aborted"));
+    }
+}
+
+#[cfg(test)]
+mod voter_tests {
+    fn compare_module(attrs: &str) -> hlo::Module {
+        let text = format!(
+            "HloModule c\n\nENTRY main {{\n  x = f8e5m2[4] parameter(0)\n  y = f8e5m2[4] \
+             parameter(1)\n  ROOT c = pred[4] compare(x, y), {attrs}\n}}\n"
+        );
+        hlo::parse::parse_module(&text).unwrap()
+    }
+
+    /// stablehlo-ref answers `-NaN LT 0.3125` under TOTALORDER with false (the IEEE answer),
+    /// so it sits out every TOTALORDER compare, ordering directions included; a plain IEEE
+    /// compare it evaluates as XLA does.
+    #[test]
+    fn the_voter_abstains_on_every_totalorder_compare_and_only_there() {
+        for dir in ["LT", "LE", "GT", "GE", "EQ", "NE"] {
+            let m = compare_module(&format!("direction={dir}, type=TOTALORDER"));
+            assert!(super::voter_abstains(&m).is_some(), "{dir}");
+            let ieee = compare_module(&format!("direction={dir}"));
+            assert_eq!(super::voter_abstains(&ieee), None, "{dir}");
+        }
     }
 }
