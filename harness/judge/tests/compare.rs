@@ -302,24 +302,21 @@ fn subnormal_inputs_are_flushed_for_the_ftz_explanation() {
     assert!(flush_subnormals(&[f(F64, &[f64::from_bits(1)])]).is_some());
 }
 
+/// Where the oracle overflowed a narrow type and XLA's wider intermediate did not, the
+/// tolerance does not decide (the set of legitimate results does: `tests/judge.rs`).
 #[test]
-fn excess_precision_may_avoid_a_narrow_overflow() {
-    let t = Tolerance::default();
+fn a_narrow_overflow_avoided_is_left_to_the_set() {
     let ex = with_hint(ToleranceHint {
         excess_precision_possible: true,
         narrow_type: Some(F8E4M3FN),
         ..Default::default()
     });
-    // f8e4m3fn has no infinity: the oracle's overflow is NaN; XLA kept f32 and got 400.
-    assert!(!compare(&f(F8E4M3FN, &[f64::NAN]), &f(F8E4M3FN, &[400.0]), &t).is_match());
-    assert!(compare(&f(F8E4M3FN, &[f64::NAN]), &f(F8E4M3FN, &[400.0]), &ex).is_match());
+    assert!(!compare(&f(F8E4M3FN, &[f64::NAN]), &f(F8E4M3FN, &[400.0]), &ex).is_match());
     let exb = with_hint(ToleranceHint {
         excess_precision_possible: true,
         narrow_type: Some(Bf16),
         ..Default::default()
     });
-    assert!(compare(&f(Bf16, &[f64::INFINITY]), &f(Bf16, &[1.0]), &exb).is_match());
-    // Not the other way round, and not NaN in a type with infinities.
+    assert!(!compare(&f(Bf16, &[f64::INFINITY]), &f(Bf16, &[1.0]), &exb).is_match());
     assert!(!compare(&f(Bf16, &[1.0]), &f(Bf16, &[f64::INFINITY]), &exb).is_match());
-    assert!(!compare(&f(Bf16, &[f64::NAN]), &f(Bf16, &[1.0]), &exb).is_match());
 }

@@ -630,6 +630,33 @@ fn complex_logistic_near_its_pole_carries_the_exps_rounding_and_no_more() {
     assert!(!v.is_bug(), "{v:?}");
 }
 
+/// f16 `(x + x) * 0.25` at x = 60000: the f16 sum overflows (the oracle: inf), while XLA,
+/// free to keep f32 intermediates (xla_allow_excess_precision, default true), returns 30000.
+/// That value is legitimate; 10000, below anything the sum can be once it overflowed f16
+/// (the set keeps the sum above f16's largest value, so a quarter of it above 16376), is a
+/// mismatch even though the oracle overflowed.
+#[test]
+fn a_narrow_overflow_avoided_by_excess_precision_passes_and_a_wrong_finite_value_does_not() {
+    let m = hlo::parse::parse_module(
+        "HloModule t\n\nENTRY main {\n  x = f16[1] parameter(0)\n  s = f16[1] add(x, x)\n  \
+         q = f16[] constant(0.25)\n  qb = f16[1] broadcast(q), dimensions={}\n  ROOT r = f16[1] \
+         multiply(s, qb)\n}\n",
+    )
+    .unwrap();
+    // f16 bits: 60000 0x7b53, 30000 0x7753, 10000 0x70e2.
+    let f16s = |bits: u16| {
+        Literal::Array(
+            ArrayLiteral::from_bytes(PrimitiveType::F16, vec![1], bits.to_le_bytes().to_vec())
+                .unwrap(),
+        )
+    };
+    let x = [f16s(0x7b53)];
+    let wide = judge_outcome(&m, &x, xla_result(f16s(0x7753)));
+    assert!(!wide.is_bug(), "{wide:?}");
+    let wrong = judge_outcome(&m, &x, xla_result(f16s(0x70e2)));
+    assert_eq!(wrong.kind, VerdictKind::Mismatch, "{wrong:?}");
+}
+
 /// 1 / 0 in f8e4m3fn (no infinities) is NaN, but XLA computes f8 ops in f16 and drops the round
 /// trip back under xla_allow_excess_precision (default true): convert(1 / 0) to f16 gives inf
 /// (the nightly at seed 4418871; NaN with the flag false). The wider type's infinity is
@@ -646,8 +673,7 @@ fn an_f8_overflow_may_keep_the_wider_types_value_and_no_other() {
             ArrayLiteral::from_bytes(PrimitiveType::F8E4M3FN, vec![], vec![bits]).unwrap(),
         )
     };
-    // f16 bits: inf 0x7c00, -inf 0xfc00, NaN 0x7e00, 200 0x5a40. (A finite value where the
-    // oracle overflowed passes the tolerance before any proof: excess precision there.)
+    // f16 bits: inf 0x7c00, -inf 0xfc00, NaN 0x7e00, 200 0x5a40.
     let f16 = |bits: u16| {
         let b = bits.to_le_bytes().to_vec();
         xla_result(Literal::Array(
@@ -659,7 +685,9 @@ fn an_f8_overflow_may_keep_the_wider_types_value_and_no_other() {
     assert!(!inf.is_bug(), "{inf:?}");
     let nan = judge_outcome(&m, &zero, f16(0x7e00));
     assert!(!nan.is_bug(), "{nan:?}");
-    for wrong in [0xfc00] {
+    // A finite value where the oracle overflowed is judged by the set, not excused by the
+    // tolerance: 1 / 0 is infinite in every wider type.
+    for wrong in [0xfc00, 0x5a40] {
         let v = judge_outcome(&m, &zero, f16(wrong));
         assert_eq!(v.kind, VerdictKind::Mismatch, "{wrong:#x}: {v:?}");
     }
