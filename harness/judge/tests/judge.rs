@@ -458,19 +458,27 @@ fn a_complex_quotient_of_subnormal_parts_may_be_zero_over_zero() {
     assert_eq!(normal.kind, VerdictKind::Mismatch, "{normal:?}");
 }
 
+/// An f32[n] select-and-scatter with one window over all n elements, selecting by the float
+/// compare `direction` and scattering by `add` (source f32[1], init 0).
+fn select_and_scatter_one_window(direction: &str, n: usize) -> hlo::Module {
+    let text = format!(
+        "HloModule s\n\nsel {{\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  \
+         ROOT c = pred[] compare(a, b), direction={direction}\n}}\n\nadd {{\n  a = f32[] \
+         parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}}\n\nENTRY \
+         main {{\n  x = f32[{n}] parameter(0)\n  s = f32[1] parameter(1)\n  z = f32[] \
+         constant(0)\n  ROOT r = f32[{n}] select-and-scatter(x, s, z), window={{size={n} \
+         stride={n}}}, select=sel, scatter=add\n}}\n"
+    );
+    hlo::parse::parse_module(&text).unwrap()
+}
+
 /// select-and-scatter's select is a float compare, which reads a subnormal as zero under DAZ
 /// (XLA CPU's mode): with operand (0, 1e-45) and `GE`, the window may keep its first element
 /// (a tie) or take the second. With the smallest normal instead of the subnormal only the
 /// second is legitimate: keeping the first stays a mismatch.
 #[test]
 fn select_and_scatter_may_read_a_subnormal_as_a_tie_and_only_a_subnormal() {
-    let text = "HloModule s\n\nge {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  \
-                ROOT c = pred[] compare(a, b), direction=GE\n}\n\nadd {\n  a = f32[] \
-                parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n\nENTRY \
-                main {\n  x = f32[2] parameter(0)\n  s = f32[1] parameter(1)\n  z = f32[] \
-                constant(0)\n  ROOT r = f32[2] select-and-scatter(x, s, z), window={size=2 \
-                stride=2}, select=ge, scatter=add\n}\n";
-    let m = hlo::parse::parse_module(text).unwrap();
+    let m = select_and_scatter_one_window("GE", 2);
     let inputs = |second: f32| {
         [
             f32_array(vec![2], &[0.0, second]),
@@ -492,13 +500,7 @@ fn select_and_scatter_may_read_a_subnormal_as_a_tie_and_only_a_subnormal() {
 /// get the source. Without the NaN only -92.5 may, and a NaN does not excuse a wrong sum.
 #[test]
 fn select_and_scatter_over_a_nan_may_select_any_position_and_only_with_a_nan() {
-    let text = "HloModule s\n\nle {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  \
-                ROOT c = pred[] compare(a, b), direction=LE\n}\n\nadd {\n  a = f32[] \
-                parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n\nENTRY \
-                main {\n  x = f32[4] parameter(0)\n  s = f32[1] parameter(1)\n  z = f32[] \
-                constant(0)\n  ROOT r = f32[4] select-and-scatter(x, s, z), window={size=4 \
-                stride=4}, select=le, scatter=add\n}\n";
-    let m = hlo::parse::parse_module(text).unwrap();
+    let m = select_and_scatter_one_window("LE", 4);
     let inputs = |second: f32| {
         [
             f32_array(vec![4], &[0.0, second, -92.5, 0.0]),
