@@ -113,11 +113,16 @@ fn a_killed_campaign_resumes_without_losing_or_duplicating_findings() {
     let gen_path = tmp.path().join("gen.json");
     std::fs::write(&gen_path, serde_json::to_string(&gen).unwrap()).unwrap();
     let exe = env!("CARGO_BIN_EXE_hlo-diff");
+    // Enough modules that the state file (saved at most every 500 ms) is seen mid-way on a
+    // fast machine too: with 16, a CI machine went from its first save to the end between two
+    // polls.
+    const MODULES: u64 = 48;
+    let iterations = MODULES.to_string();
     let args = |out: &Path| -> Vec<String> {
         [
             "fuzz",
             "--iterations",
-            "16",
+            iterations.as_str(),
             "--pack",
             "2",
             "--jobs",
@@ -177,7 +182,7 @@ fn a_killed_campaign_resumes_without_losing_or_duplicating_findings() {
     child.wait().unwrap();
     let state = tools::campaign::load_state(&b).unwrap().unwrap();
     assert!(
-        state.next_index >= 5 && state.next_index < 16,
+        state.next_index >= 5 && state.next_index < MODULES,
         "killed mid-way: {}",
         state.next_index
     );
@@ -207,9 +212,9 @@ fn a_killed_campaign_resumes_without_losing_or_duplicating_findings() {
         "fast min/max findings are bucketed"
     );
     let resumed = tools::campaign::load_state(&b).unwrap().unwrap();
-    assert_eq!(resumed.next_index, 16, "the seeds continue to the end");
-    assert_eq!(resumed.stats.modules, 16);
-    assert_eq!(resumed.stats.programs, 32);
+    assert_eq!(resumed.next_index, MODULES, "the seeds continue to the end");
+    assert_eq!(resumed.stats.modules, MODULES);
+    assert_eq!(resumed.stats.programs, 2 * MODULES);
     assert_eq!(
         occurrences(&b),
         reference,
