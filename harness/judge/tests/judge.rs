@@ -728,3 +728,111 @@ fn a_complex_compare_reads_subnormal_parts_as_zero_and_only_those() {
     let wrong = judge_outcome(&m, &normal, xla_result(pred_scalar(false)));
     assert_eq!(wrong.kind, VerdictKind::Mismatch, "{wrong:?}");
 }
+
+/// `power(power(d, d), d)` after an f32 dot whose summation orders give values on both sides
+/// of the odd integer -4941 (the row of a 2,000-module campaign at seed 2718281): summed in
+/// order the dot is exactly -4941, `pow(-4941, -4941)` underflows to -0 and `pow(-0, -4941)`
+/// is -inf, XLA CPU's result; the oracle's dot is -4940.9995 and its result NaN. Both are
+/// legitimate; 0, which no base in {-0, +0, NaN} to a negative power gives, is a mismatch.
+#[test]
+fn a_power_of_negative_zero_to_an_odd_power_may_be_negative_infinity_and_zero_is_not() {
+    let m = hlo::parse::parse_module(
+        "HloModule t\n\nENTRY main {\n  a = f32[16] parameter(0)\n  b = f32[16] parameter(1)\n  \
+         d = f32[] dot(a, b), lhs_contracting_dims={0}, rhs_contracting_dims={0}\n  \
+         p = f32[] power(d, d)\n  ROOT q = f32[] power(p, d)\n}\n",
+    )
+    .unwrap();
+    let a: [f32; 16] = [
+        -0.06678907573223114,
+        -0.5991430878639221,
+        -24.67955207824707,
+        -59.54043197631836,
+        75.62151336669922,
+        -0.8051263093948364,
+        -0.5549594759941101,
+        0.3211396038532257,
+        -2.8352932929992676,
+        -88.39765930175781,
+        0.773807168006897,
+        -0.5012587904930115,
+        3.349186420440674,
+        -0.2543397843837738,
+        -0.20468665659427643,
+        -1.934499979019165,
+    ];
+    let b: [f32; 16] = [
+        -98.7733383178711,
+        -18.39878273010254,
+        34.74214172363281,
+        76.41744995117188,
+        0.28973278403282166,
+        0.21519392728805542,
+        0.2609778940677643,
+        -0.608053982257843,
+        0.9485499858856201,
+        -0.41123509407043457,
+        2.200937509536743,
+        -81.87383270263672,
+        96.84303283691406,
+        -3.559642791748047,
+        -0.3919072449207306,
+        -13.2308931350708,
+    ];
+    let sequential: f32 = a.iter().zip(&b).fold(0.0, |s, (x, y)| s + x * y);
+    assert_eq!(
+        sequential, -4941.0,
+        "summed in order the dot is the odd integer"
+    );
+    let inputs = [f32_array(vec![16], &a), f32_array(vec![16], &b)];
+    let scalar = |v: f32| {
+        Literal::Array(
+            ArrayLiteral::from_bytes(PrimitiveType::F32, vec![], v.to_le_bytes().to_vec()).unwrap(),
+        )
+    };
+    let xla = judge_outcome(&m, &inputs, xla_result(scalar(f32::NEG_INFINITY)));
+    assert!(!xla.is_bug(), "{xla:?}");
+    let wrong = judge_outcome(&m, &inputs, xla_result(scalar(0.0)));
+    assert_eq!(wrong.kind, VerdictKind::Mismatch, "{wrong:?}");
+}
+
+/// A complex dot whose real part overflows to inf - inf: XLA CPU's matrix products scale the
+/// sum by alpha = 1+0i as a GEMM does, and `0 * NaN` makes the finite imaginary part NaN too
+/// (measured: (3e38, 0) * 10 + (-3e38, 0) * 10 is (NaN, NaN) in a c64[m,2] x c64[3,2] product,
+/// (NaN, 0) as a vector product). Both pass; a wrong finite imaginary part beside the NaN, or
+/// (NaN, NaN) where nothing overflows, is a mismatch.
+#[test]
+fn a_complex_matrix_product_scaled_by_one_may_make_a_part_nan_only_beside_a_non_finite_one() {
+    let m = hlo::parse::parse_module(
+        "HloModule d\n\nENTRY main {\n  a = c64[2] parameter(0)\n  b = c64[2] parameter(1)\n  \
+         ROOT r = c64[] dot(a, b), lhs_contracting_dims={0}, rhs_contracting_dims={0}\n}\n",
+    )
+    .unwrap();
+    let c64s = |v: &[(f32, f32)]| {
+        Literal::Array(
+            ArrayLiteral::from_bytes(
+                PrimitiveType::C64,
+                vec![v.len() as i64],
+                v.iter()
+                    .flat_map(|(r, i)| r.to_le_bytes().into_iter().chain(i.to_le_bytes()))
+                    .collect(),
+            )
+            .unwrap(),
+        )
+    };
+    let big = [
+        c64s(&[(3e38, 0.0), (-3e38, 0.0)]),
+        c64s(&[(10.0, 0.0), (10.0, 0.0)]),
+    ];
+    for (re, im) in [(f32::NAN, f32::NAN), (f32::NAN, 0.0)] {
+        let v = judge_outcome(&m, &big, xla_result(c64_scalar(re, im)));
+        assert!(!v.is_bug(), "({re}, {im}): {v:?}");
+    }
+    let wrong_im = judge_outcome(&m, &big, xla_result(c64_scalar(f32::NAN, 5.0)));
+    assert_eq!(wrong_im.kind, VerdictKind::Mismatch, "{wrong_im:?}");
+    let small = [
+        c64s(&[(3.0, 0.0), (-3.0, 0.0)]),
+        c64s(&[(10.0, 0.0), (10.0, 0.0)]),
+    ];
+    let no_overflow = judge_outcome(&m, &small, xla_result(c64_scalar(f32::NAN, f32::NAN)));
+    assert_eq!(no_overflow.kind, VerdictKind::Mismatch, "{no_overflow:?}");
+}

@@ -2598,9 +2598,24 @@ impl CTerms {
         if self.inf {
             return CSet::top(Why::COMPLEX_INF);
         }
+        let (re, im) = (self.re.finish(fmt, fmt), self.im.finish(fmt, fmt));
+        // XLA CPU's complex matrix products scale the sum by alpha = 1+0i, as a GEMM defines
+        // its result (alpha * A * B; measured on jaxlib 0.10.2: c64[m,2] x c64[3,2] for m of 1
+        // to 8 and c64[5698,23] x c64[9,23] give (NaN, NaN) where the vector product of the
+        // same row gives (NaN, 0) and (NaN, inf), seen in a campaign at seed 2718281): the part
+        // `0 * x` of that complex product is NaN where x is an infinite or NaN part, so either
+        // part makes the other NaN ((inf, 2) becomes (inf, NaN), (NaN, inf) becomes (NaN, NaN)).
+        let nonfinite = |s: &FSet| s.nan || s.pinf || s.ninf;
+        let scaled = |s: FSet, by: &FSet| {
+            if nonfinite(by) {
+                s.with_nan(true).because(Why::COMPLEX_INF)
+            } else {
+                s
+            }
+        };
         CSet {
-            re: self.re.finish(fmt, fmt),
-            im: self.im.finish(fmt, fmt),
+            re: scaled(re, &im),
+            im: scaled(im, &re),
             inf: false,
         }
     }

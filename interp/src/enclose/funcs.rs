@@ -330,6 +330,10 @@ pub(crate) fn power(fmt: &Format, x: FSet, y: FSet, sub: Subnormals, ulps: u32) 
     if negative_base && !integer_y {
         out.nan = true;
     }
+    // A base of -0 keeps its sign under an odd integer power as a negative base does
+    // (pow(-0, -3) = -inf, pow(-0, 3) = -0), and an exponent between the box's corners may be
+    // one; a non-integer power of it is not NaN (pow(-0, -2.5) = +inf).
+    let signed_base = negative_base || x.nzero;
     let mut xp = x.pieces();
     let mut yp = y.pieces();
     if x.nan {
@@ -340,19 +344,27 @@ pub(crate) fn power(fmt: &Format, x: FSet, y: FSet, sub: Subnormals, ulps: u32) 
     }
     for &(xl, xh) in &xp {
         for &(yl, yh) in &yp {
-            let mut bx = FSet::EMPTY;
+            let point = xl.to_bits() == xh.to_bits() && yl.to_bits() == yh.to_bits();
+            let fill = |s: FSet| if point { s } else { filled(s) };
+            let (mut bx, mut magnitude) = (FSet::EMPTY, FSet::EMPTY);
             for &xx in &cands(xl, xh, 1.0) {
                 for &yy in &cands(yl, yh, 0.0) {
                     bx = bx.hull(one(xx, yy));
-                    if negative_base {
-                        // A negative base may take either sign (odd and even integer exponents).
-                        bx = bx.hull(super::arith::negate(one(xx.abs(), yy)));
-                        bx = bx.hull(one(xx.abs(), yy));
+                    if signed_base {
+                        magnitude = magnitude.hull(one(xx.abs(), yy));
                     }
                 }
             }
-            let point = xl.to_bits() == xh.to_bits() && yl.to_bits() == yh.to_bits();
-            out = out.hull(if point { bx } else { filled(bx) });
+            if signed_base {
+                // A negative base may take either sign (odd and even integer exponents): the
+                // values between the magnitudes at the corners, with either sign (and not the
+                // values between a negative result and a positive one).
+                let m = fill(magnitude);
+                let signed = m.hull(super::arith::negate(m));
+                out = out.hull(signed.with_nan(bx.nan));
+                continue;
+            }
+            out = out.hull(fill(bx));
         }
     }
     result(fmt, out.because(why | Why::BRANCH), sub)
