@@ -836,3 +836,39 @@ fn a_complex_matrix_product_scaled_by_one_may_make_a_part_nan_only_beside_a_non_
     let no_overflow = judge_outcome(&m, &small, xla_result(c64_scalar(f32::NAN, f32::NAN)));
     assert_eq!(no_overflow.kind, VerdictKind::Mismatch, "{no_overflow:?}");
 }
+
+/// c128 `power(z, w)` where |z| overflows f64 (z = (1.3e308, 1.3e308); from a 2,000-module
+/// campaign at seed 2718281, w = -1 + 62.6i): XLA takes ln|z| from |z| in f64, inf, so both
+/// parts are NaN, where the exact power is about 1e-245. That passes; a wrong finite value does
+/// not, nor (NaN, NaN) for z = (1.2e308, 1.2e308), whose modulus f64 holds (XLA gives a finite
+/// power there, measured).
+#[test]
+fn a_complex_power_of_a_base_whose_modulus_overflows_may_be_nan_and_only_then() {
+    let m = hlo::parse::parse_module(
+        "HloModule p\n\nENTRY main {\n  z = c128[] parameter(0)\n  w = c128[] parameter(1)\n  \
+         ROOT r = c128[] power(z, w)\n}\n",
+    )
+    .unwrap();
+    let c128 = |re: f64, im: f64| {
+        Literal::Array(
+            ArrayLiteral::from_bytes(
+                PrimitiveType::C128,
+                vec![],
+                re.to_le_bytes()
+                    .into_iter()
+                    .chain(im.to_le_bytes())
+                    .collect(),
+            )
+            .unwrap(),
+        )
+    };
+    let w = c128(-1.0, 62.59709347969411);
+    let over = [c128(1.3e308, 1.3e308), w.clone()];
+    let nan = judge_outcome(&m, &over, xla_result(c128(f64::NAN, f64::NAN)));
+    assert!(!nan.is_bug(), "{nan:?}");
+    let wrong = judge_outcome(&m, &over, xla_result(c128(1.0, 0.0)));
+    assert_eq!(wrong.kind, VerdictKind::Mismatch, "{wrong:?}");
+    let held = [c128(1.2e308, 1.2e308), w];
+    let nan_held = judge_outcome(&m, &held, xla_result(c128(f64::NAN, f64::NAN)));
+    assert_eq!(nan_held.kind, VerdictKind::Mismatch, "{nan_held:?}");
+}

@@ -3255,7 +3255,30 @@ fn complex_point_binary(fmt: &Format, op: Opcode, a: &CSet, b: &CSet, ulps: Opti
             inf: true,
         };
     }
-    normwise(fmt, z, u, error_floor(op))
+    let out = normwise(fmt, z, u, error_floor(op));
+    match op {
+        Opcode::Power => out.hull_opt(power_of_overflowed_modulus(fmt, a)),
+        _ => out,
+    }
+}
+
+/// XLA's complex power, `|z|^c e^(-d t) (cos q + i sin q)` with `q = c t + d ln|z|`, takes
+/// ln|z| from |z| in the component type: where |z| overflows it, ln|z| is inf, and the angle q
+/// is NaN (d = 0: 0 * inf) or infinite, so both parts are NaN. Measured on jaxlib 0.10.2: in
+/// c128 z = (1.3e308, 1.3e308) to the powers -1 + 62.6i (exactly about 1e-245), 0.5, 0.5 +
+/// 0.25i and i gives (NaN, NaN), while (1.2e308, 1.2e308), whose modulus the type holds, gives
+/// finite powers; in c64 (3e38, 3e38) to 0.5 and -1 + 2i gives (NaN, NaN). `None` where |z|
+/// does not overflow.
+fn power_of_overflowed_modulus(fmt: &Format, x: &CSet) -> Option<CSet> {
+    if x.re.lo.hypot(x.im.lo) <= fmt.max {
+        return None;
+    }
+    let nan = FSet::NAN.because(Why::OVERFLOW);
+    Some(CSet {
+        re: nan,
+        im: nan,
+        inf: false,
+    })
 }
 
 /// `a / b` for operands that are boxes of finite values, `b`'s away from zero: the exact

@@ -489,6 +489,14 @@ impl CSet {
         }
     }
 
+    /// The set with `o`'s values too, when there is `o`.
+    pub fn hull_opt(self, o: Option<CSet>) -> CSet {
+        match o {
+            Some(o) => self.hull(o),
+            None => self,
+        }
+    }
+
     /// Whether `(re, im)` is a value of the set. A value with an infinite part is a complex
     /// infinity whose other part is unspecified (C99 Annex G; the judge's comparison treats such
     /// values as equal too): it is held when the set allows that part's infinity.
