@@ -145,10 +145,7 @@ impl BucketSignature {
                 // legitimate result, else the first differing one (a difference the set
                 // holds, such as an overflow the order allows, is no symptom of the bug).
                 let outside = verdict.proof.as_ref().and_then(|p| p.outside.first());
-                let out = match outside {
-                    Some(o) => Some(o.output),
-                    None => verdict.mismatched_outputs.first().copied(),
-                };
+                let out = verdict.bug_output();
                 let compared = verdict
                     .comparison
                     .as_ref()

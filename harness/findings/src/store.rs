@@ -285,7 +285,7 @@ impl Signature {
     pub fn of(verdict: &Verdict, module: Option<&Module>) -> Signature {
         let detail = match verdict.kind {
             VerdictKind::Mismatch | VerdictKind::Nondeterministic | VerdictKind::Unproven => {
-                let out = verdict.mismatched_outputs.first().copied().unwrap_or(0);
+                let out = verdict.bug_output().unwrap_or(0);
                 let ty = verdict
                     .comparison
                     .as_ref()

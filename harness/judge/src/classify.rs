@@ -156,6 +156,18 @@ impl Verdict {
         }
     }
 
+    /// The output that makes it a bug: the first the proof shows an element of outside every
+    /// legitimate result, else the first that differs beyond the tolerance (`None`: no output
+    /// differs). A difference the set holds (a flushed subnormal's 0 * inf) beside the bug is
+    /// no part of it.
+    pub fn bug_output(&self) -> Option<usize> {
+        self.proof
+            .as_ref()
+            .and_then(|p| p.outside.first())
+            .map(|o| o.output)
+            .or_else(|| self.mismatched_outputs.first().copied())
+    }
+
     /// A finding: anything but `match` and `unsupported`.
     pub fn is_bug(&self) -> bool {
         self.kind.is_finding()

@@ -872,3 +872,38 @@ fn a_complex_power_of_a_base_whose_modulus_overflows_may_be_nan_and_only_then() 
     let nan_held = judge_outcome(&m, &held, xla_result(c128(f64::NAN, f64::NAN)));
     assert_eq!(nan_held.kind, VerdictKind::Mismatch, "{nan_held:?}");
 }
+
+/// The output that makes a difference a bug is the one the proof shows outside the legitimate
+/// results, not the first that differs (seen in a 1,458-module campaign at seed 20261201): f64
+/// `multiply(5e-324, inf)` is NaN on XLA CPU, a flushed subnormal times inf, which the set
+/// allows, while `power(5e-324, -0.94)` is 1.84e304 for 9.6e303 (the registered
+/// xla-power-f64-subnormal-base). Both outputs differ; the bug is output 1, so a minimization
+/// keeps the power, not the multiply.
+#[test]
+fn the_bug_output_is_the_first_with_an_element_outside_its_set() {
+    let m = hlo::parse::parse_module(
+        "HloModule t\n\nENTRY main {\n  x = f64[1] parameter(0)\n  y = f64[1] parameter(1)\n  \
+         m = f64[1] multiply(x, y)\n  w = f64[1] parameter(2)\n  p = f64[1] power(x, w)\n  \
+         ROOT t = (f64[1], f64[1]) tuple(m, p)\n}\n",
+    )
+    .unwrap();
+    let f64s = |v: f64| {
+        Literal::Array(
+            ArrayLiteral::from_bytes(PrimitiveType::F64, vec![1], v.to_le_bytes().to_vec())
+                .unwrap(),
+        )
+    };
+    let inputs = [f64s(5e-324), f64s(f64::INFINITY), f64s(-0.9402307819943065)];
+    let xla = Outcome::Ok(RunResult {
+        outputs: vec![f64s(f64::NAN), f64s(1.842864244598975e304)],
+        result_shape: None,
+        timings: Default::default(),
+        optimized_hlo: None,
+        before_optimizations_hlo: None,
+        dump_dir: None,
+    });
+    let v = judge_outcome(&m, &inputs, xla);
+    assert_eq!(v.kind, VerdictKind::Mismatch, "{v:?}");
+    assert_eq!(v.mismatched_outputs, vec![0, 1], "{v:?}");
+    assert_eq!(v.bug_output(), Some(1), "{v:?}");
+}

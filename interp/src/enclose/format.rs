@@ -25,6 +25,40 @@ pub(crate) struct Format {
     /// Every finite value, ascending (-0 before +0 where the type has -0): the f8 and f4 types,
     /// rounded by search instead of by exponent arithmetic.
     table: Option<Vec<f64>>,
+    /// f32 and f64, which the hardware rounds to: rounding and neighbours by conversion and
+    /// bit arithmetic (the results the exponent arithmetic gives, faster).
+    native: Native,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Native {
+    F32,
+    F64,
+    No,
+}
+
+/// The next f64 above `x` (-0 and +0: the smallest positive; +inf and NaN stay).
+fn f64_next_up(x: f64) -> f64 {
+    if x.is_nan() || x == f64::INFINITY {
+        return x;
+    }
+    if x == 0.0 {
+        return f64::from_bits(1);
+    }
+    let b = x.to_bits();
+    f64::from_bits(if x > 0.0 { b + 1 } else { b - 1 })
+}
+
+/// The next f32 above `x`, as [`f64_next_up`].
+fn f32_next_up(x: f32) -> f32 {
+    if x.is_nan() || x == f32::INFINITY {
+        return x;
+    }
+    if x == 0.0 {
+        return f32::from_bits(1);
+    }
+    let b = x.to_bits();
+    f32::from_bits(if x > 0.0 { b + 1 } else { b - 1 })
 }
 
 /// The format of float type `ty` (`None`: not a float type).
@@ -65,6 +99,11 @@ fn ieee(ty: PrimitiveType, p: i32, emin: i32, max: f64) -> Format {
         min_normal: 2f64.powi(emin),
         has_inf: true,
         table: None,
+        native: match ty {
+            PrimitiveType::F32 => Native::F32,
+            PrimitiveType::F64 => Native::F64,
+            _ => Native::No,
+        },
     }
 }
 
@@ -94,6 +133,7 @@ fn micro(ty: PrimitiveType) -> Format {
         min_normal: min_normal.max(f32::MIN_POSITIVE as f64),
         has_inf,
         table: Some(vals),
+        native: Native::No,
     }
 }
 
@@ -209,6 +249,24 @@ impl Format {
                 (true, Err(k)) => ok(t[k]),
             };
         }
+        match self.native {
+            // Every finite f64 is a value.
+            Native::F64 => return ok(x),
+            Native::F32 => {
+                // To nearest, then one step when that went the wrong way (an overflow to
+                // infinity steps back to the largest value).
+                let f = x as f32;
+                let v = f as f64;
+                return ok(if v == x || (v > x) == up {
+                    v
+                } else if up {
+                    f32_next_up(f) as f64
+                } else {
+                    -f32_next_up(-f) as f64
+                });
+            }
+            Native::No => {}
+        }
         let a = x.abs();
         // Toward zero for a positive x rounded down or a negative x rounded up.
         let toward_zero = (x > 0.0) != up;
@@ -267,6 +325,11 @@ impl Format {
         if x == f64::NEG_INFINITY {
             return -self.max;
         }
+        match self.native {
+            Native::F64 => return f64_next_up(x),
+            Native::F32 if (x as f32) as f64 == x => return f32_next_up(x as f32) as f64,
+            _ => {}
+        }
         if x >= 0.0 {
             let n = x + self.quantum(if x == 0.0 { self.min_normal } else { x });
             return if n > self.max { f64::INFINITY } else { n };
@@ -293,6 +356,11 @@ impl Format {
         }
         if x == f64::INFINITY {
             return self.max;
+        }
+        match self.native {
+            Native::F64 => return -f64_next_up(-x),
+            Native::F32 if (x as f32) as f64 == x => return -f32_next_up(-(x as f32)) as f64,
+            _ => {}
         }
         if x <= 0.0 {
             return -self.next(-x);
@@ -409,6 +477,61 @@ mod tests {
         for t in [T::F16, T::Bf16, T::F32] {
             let f = format(t).unwrap();
             assert!(f.holds(f.max) && f.holds(-f.min_normal) && !f.holds(0.1));
+        }
+    }
+
+    /// f32 and f64 round and step by conversion and bits; the exponent arithmetic every other
+    /// IEEE-like type uses gives the same values, for values of every size (subnormal, near
+    /// the largest, past it) and both signs.
+    #[test]
+    fn native_rounding_agrees_with_the_exponent_arithmetic() {
+        for t in [T::F32, T::F64] {
+            let native = format(t).unwrap();
+            let generic = Format {
+                native: Native::No,
+                table: None,
+                ..*native
+            };
+            let mut state = 0x9e37_79b9_7f4a_7c15u64;
+            let mut xs = vec![0.1, 1.0, 3.0, native.max, native.min_normal, 1e-45, 1e-320];
+            for _ in 0..20_000 {
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let x = f64::from_bits(state >> 1);
+                if x.is_finite() {
+                    // Spread over f32's range too, not only f64's.
+                    xs.push(x);
+                    xs.push(x * 2f64.powi(-((state % 1100) as i32)));
+                    xs.push((x as f32) as f64);
+                }
+            }
+            xs.push(native.max * 1.0000001);
+            for x in xs {
+                for x in [x, -x] {
+                    for up in [false, true] {
+                        let (a, b) = (native.round(x, up), generic.round(x, up));
+                        assert_eq!(
+                            (a.v.to_bits(), a.nan),
+                            (b.v.to_bits(), b.nan),
+                            "{t:?} round({x:e}, up={up})"
+                        );
+                    }
+                    let v = native.down(x).v;
+                    if v.is_finite() {
+                        assert_eq!(
+                            native.next(v).to_bits(),
+                            generic.next(v).to_bits(),
+                            "{t:?} next({v:e})"
+                        );
+                        assert_eq!(
+                            native.prev(v).to_bits(),
+                            generic.prev(v).to_bits(),
+                            "{t:?} prev({v:e})"
+                        );
+                    }
+                }
+            }
         }
     }
 }

@@ -413,7 +413,7 @@ fn provisional_key(dir: &Path, f: &FindingRecord) -> String {
                 Some(m) => {
                     let c = m.entry_computation();
                     let root = c.root_instruction();
-                    let out = f.verdict.mismatched_outputs.first().copied().unwrap_or(0);
+                    let out = f.verdict.bug_output().unwrap_or(0);
                     let i = match root.opcode {
                         hlo::Opcode::Tuple => {
                             root.operands.get(out).map_or(root, |&o| &c.instructions[o])

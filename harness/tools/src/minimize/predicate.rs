@@ -2,9 +2,10 @@
 //! classify the outcomes with [`judge::classify`], and check that the verdict keeps the
 //! original's signature ([`findings::store::Signature`]): the same kind, backend and label, and
 //!
-//! - for a mismatch: an op pattern (the non-trivial opcodes feeding the first mismatching
-//!   output) that is a non-empty subset of the original's (a reduction removes ops, so equality
-//!   would refuse every useful edit, while a subset keeps the candidate from sliding onto an
+//! - for a mismatch: an op pattern (the non-trivial opcodes feeding the output that makes it a
+//!   bug, [`Verdict::bug_output`]: the first the proof shows outside the legitimate results)
+//!   that is a non-empty subset of the original's (a reduction removes ops, so equality would
+//!   refuse every useful edit, while a subset keeps the candidate from sliding onto an
 //!   unrelated op), and the same element type of that output unless the pattern is a strict
 //!   subset (an earlier instruction made the output, [`super::outputs::Reroot`]);
 //! - for a crash or a rejection: the same stage, signal and normalized message;
@@ -90,12 +91,12 @@ impl Runner {
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct Target {
     pub signature: Signature,
-    /// Non-trivial opcodes feeding the first mismatching output (mismatch only).
+    /// Non-trivial opcodes feeding the output that makes it a bug ([`Verdict::bug_output`]; mismatch only).
     pub ops: BTreeSet<String>,
 }
 
 fn ops_of(verdict: &Verdict, module: &Module) -> BTreeSet<String> {
-    let out = verdict.mismatched_outputs.first().copied().unwrap_or(0);
+    let out = verdict.bug_output().unwrap_or(0);
     output_opcodes(module, out)
         .into_iter()
         .filter(|o| !trivial(*o))
