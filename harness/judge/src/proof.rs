@@ -109,8 +109,19 @@ pub fn prove(
     tol: &Tolerance,
 ) -> Proof {
     let started = std::time::Instant::now();
-    let mut proof = match enclose(module, inputs, &EncloseOptions::default()) {
-        Ok(enc) => check(&enc, oracle, outcomes, tol),
+    // Only the outputs that differ need sets: the module is enclosed reduced to them (their
+    // cone; the other outputs' ops are dead code there), when its root is a tuple of arrays.
+    let differing = differing_leaves(oracle, outcomes, tol);
+    let reduced = match &differing {
+        Some(keep) => crate::forms::restrict_outputs(module, keep),
+        None => None,
+    };
+    let (enclosed, kept) = match &reduced {
+        Some(m) => (m, differing.as_deref()),
+        None => (module, None),
+    };
+    let mut proof = match enclose(enclosed, inputs, &EncloseOptions::default()) {
+        Ok(enc) => check_leaves(&enc, kept, oracle, outcomes, tol),
         Err(e) => Proof {
             error: Some(e.to_string()),
             ..Proof::default()
@@ -120,9 +131,50 @@ pub fn prove(
     proof
 }
 
+/// The output leaves where some XLA result differs from the oracle's beyond the tolerance,
+/// ascending; `None` when every leaf may (a result whose leaves do not line up with the
+/// oracle's) or none does.
+fn differing_leaves(
+    oracle: &RunResult,
+    outcomes: &[(String, Outcome)],
+    tol: &Tolerance,
+) -> Option<Vec<usize>> {
+    let expected: Vec<&hlo::ArrayLiteral> =
+        oracle.outputs.iter().flat_map(|l| l.leaves()).collect();
+    let mut keep = std::collections::BTreeSet::new();
+    for (name, o) in outcomes {
+        if name == engine::ORACLE || name == engine::VOTER {
+            continue;
+        }
+        let Some(r) = o.as_ok() else { continue };
+        let actual: Vec<&hlo::ArrayLiteral> = r.outputs.iter().flat_map(|l| l.leaves()).collect();
+        if actual.len() != expected.len() {
+            return None;
+        }
+        for (leaf, (e, a)) in expected.iter().zip(&actual).enumerate() {
+            if failing_elements(leaf, e, a, tol).is_none_or(|f| !f.is_empty()) {
+                keep.insert(leaf);
+            }
+        }
+    }
+    (!keep.is_empty() && keep.len() < expected.len()).then(|| keep.into_iter().collect())
+}
+
 /// [`prove`] against an enclosure already computed.
 pub fn check(
     enc: &Enclosure,
+    oracle: &RunResult,
+    outcomes: &[(String, Outcome)],
+    tol: &Tolerance,
+) -> Proof {
+    check_leaves(enc, None, oracle, outcomes, tol)
+}
+
+/// [`check`] against an enclosure of the module reduced to the output leaves `kept` (its leaf
+/// `i` is the module's leaf `kept[i]`; `None`: every leaf, in order).
+fn check_leaves(
+    enc: &Enclosure,
+    kept: Option<&[usize]>,
     oracle: &RunResult,
     outcomes: &[(String, Outcome)],
     tol: &Tolerance,
@@ -138,7 +190,14 @@ pub fn check(
         let Some(r) = o.as_ok() else { continue };
         let actual: Vec<&hlo::ArrayLiteral> = r.outputs.iter().flat_map(|l| l.leaves()).collect();
         for (leaf, (e, a)) in expected.iter().zip(&actual).enumerate() {
-            let Some(set) = enc.leaves.get(leaf) else {
+            let set = match kept {
+                Some(k) => k
+                    .iter()
+                    .position(|&l| l == leaf)
+                    .and_then(|i| enc.leaves.get(i)),
+                None => enc.leaves.get(leaf),
+            };
+            let Some(set) = set else {
                 continue;
             };
             if set.ty != a.ty || set.len() != a.len() {

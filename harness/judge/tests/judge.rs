@@ -907,3 +907,51 @@ fn the_bug_output_is_the_first_with_an_element_outside_its_set() {
     assert_eq!(v.mismatched_outputs, vec![0, 1], "{v:?}");
     assert_eq!(v.bug_output(), Some(1), "{v:?}");
 }
+
+/// The proof encloses only the outputs that differ (the module reduced to their cone) and
+/// proves the same as over the whole module: output 0 (an exp of a 4096-element array) agrees,
+/// output 1 is one ulp off a product that is exact.
+#[test]
+fn the_proof_over_the_differing_outputs_is_the_proof_over_the_module() {
+    let m = hlo::parse::parse_module(
+        "HloModule t\n\nENTRY main {\n  x = f32[4096] parameter(0)\n  e = f32[4096] \
+         exponential(x)\n  y = f32[2] parameter(1)\n  p = f32[2] multiply(y, y)\n  \
+         ROOT t = (f32[4096], f32[2]) tuple(e, p)\n}\n",
+    )
+    .unwrap();
+    let xs: Vec<f32> = (0..4096).map(|i| i as f32 / 1024.0).collect();
+    let inputs = [f32_array(vec![4096], &xs), f32_array(vec![2], &[3.0, 0.5])];
+    let oracle = InterpBackend::new().run_module(&m, &inputs);
+    let oracle_r = oracle.as_ok().unwrap().clone();
+    let wrong = f32::from_bits(9.0f32.to_bits() + 1);
+    let xla = Outcome::Ok(RunResult {
+        outputs: vec![
+            oracle_r.outputs[0].clone(),
+            f32_array(vec![2], &[wrong, 0.25]),
+        ],
+        ..oracle_r.clone()
+    });
+    let outcomes = vec![("interp".to_string(), oracle), ("xla-cpu".to_string(), xla)];
+    let tol = Tolerance {
+        scale: 1e-9,
+        ..Tolerance::for_module(&m)
+    };
+    let reduced = judge::proof::prove(&m, &inputs, &oracle_r, &outcomes, &tol);
+    let enc = interp::enclose::enclose(&m, &inputs, &Default::default()).unwrap();
+    let whole = judge::proof::check(&enc, &oracle_r, &outcomes, &tol);
+    assert!(reduced.proves(), "{reduced:?}");
+    assert_eq!(reduced.outside, whole.outside);
+    assert_eq!(
+        (
+            reduced.outside_count,
+            reduced.inside_count,
+            reduced.inconsistent_count
+        ),
+        (
+            whole.outside_count,
+            whole.inside_count,
+            whole.inconsistent_count
+        )
+    );
+    assert_eq!(reduced.outside[0].output, 1);
+}
