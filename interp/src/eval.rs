@@ -270,6 +270,11 @@ impl<'m> Ctx<'m> {
                             ),
                         });
                     }
+                    // An instruction costs steps by the size of what it makes (a step per 8
+                    // bytes), so that a loop over large arrays meets the budget as soon as one
+                    // over scalars does (a while loop that never ends, which a minimizer's edit
+                    // can make, ran for minutes on 131,072-element bodies at 1 step each).
+                    self.step(need / 8)?;
                     let cached = if instr.opcode == Opcode::Constant {
                         self.consts.get(&(c, id)).cloned()
                     } else {

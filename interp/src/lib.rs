@@ -61,7 +61,7 @@ pub const DEFAULT_MAX_BYTES: u64 = 8 << 30;
 #[derive(Debug, Clone, PartialEq)]
 pub struct EvalOptions {
     /// Instructions evaluated, counting those inside called computations (while bodies, reducers,
-    /// comparators applied per element).
+    /// comparators applied per element), each one step and one more per 8 bytes it makes.
     pub max_steps: u64,
     /// Bytes of live values (and of any one value being made).
     pub max_bytes: u64,

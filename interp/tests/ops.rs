@@ -237,6 +237,33 @@ fn runaway_while_loop_hits_the_step_budget() {
     assert!(matches!(r, Err(interp::EvalError::Budget { .. })), "{r:?}");
 }
 
+/// Steps count the bytes an instruction makes: 100 trips of a body over 4,096 f32 elements are
+/// about 200,000 steps, past a budget of 10,000 that 100 trips over scalars stay within (a
+/// loop that never ends over large arrays used to run for minutes at one step per instruction).
+#[test]
+fn a_loop_over_large_arrays_meets_the_budget_by_its_size() {
+    let text = |ty: &str| {
+        format!(
+            "HloModule m\n\n%cond (s: (s32[], {ty})) -> pred[] {{\n  %s = (s32[], {ty}) parameter(0)\n  %i = s32[] get-tuple-element(%s), index=0\n  %n = s32[] constant(100)\n  ROOT %c = pred[] compare(%i, %n), direction=LT\n}}\n\n%body (s: (s32[], {ty})) -> (s32[], {ty}) {{\n  %s = (s32[], {ty}) parameter(0)\n  %i = s32[] get-tuple-element(%s), index=0\n  %x = {ty} get-tuple-element(%s), index=1\n  %one = s32[] constant(1)\n  %i2 = s32[] add(%i, %one)\n  %x2 = {ty} add(%x, %x)\n  ROOT %t = (s32[], {ty}) tuple(%i2, %x2)\n}}\n\nENTRY %main (x: {ty}) -> {ty} {{\n  %x = {ty} parameter(0)\n  %z = s32[] constant(0)\n  %init = (s32[], {ty}) tuple(%z, %x)\n  %w = (s32[], {ty}) while(%init), condition=%cond, body=%body\n  ROOT %y = {ty} get-tuple-element(%w), index=1\n}}\n"
+        )
+    };
+    let opts = interp::EvalOptions {
+        max_steps: 10_000,
+        ..Default::default()
+    };
+    let small = interp::evaluate_with(&parse(&text("f32[]")), &[f32s(&[], &[1.0])], &opts);
+    assert!(small.is_ok(), "{small:?}");
+    let big = interp::evaluate_with(
+        &parse(&text("f32[4096]")),
+        &[f32s(&[4096], &vec![1.0; 4096])],
+        &opts,
+    );
+    assert!(
+        matches!(big, Err(interp::EvalError::Budget { .. })),
+        "{big:?}"
+    );
+}
+
 #[test]
 fn bitcast_follows_layouts() {
     // f32[2,3]{0,1} is stored column-major: physical order a00 a10 a01 a11 a02 a12.
