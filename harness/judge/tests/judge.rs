@@ -158,6 +158,16 @@ fn c64_scalar(re: f32, im: f32) -> Literal {
     Literal::Array(ArrayLiteral::from_bytes(PrimitiveType::C64, vec![], bytes).unwrap())
 }
 
+fn c64_array(v: &[(f32, f32)]) -> Literal {
+    let bytes = v
+        .iter()
+        .flat_map(|(r, i)| r.to_le_bytes().into_iter().chain(i.to_le_bytes()))
+        .collect();
+    Literal::Array(
+        ArrayLiteral::from_bytes(PrimitiveType::C64, vec![v.len() as i64], bytes).unwrap(),
+    )
+}
+
 fn xla_result(l: Literal) -> Outcome {
     Outcome::Ok(RunResult {
         outputs: vec![l],
@@ -560,21 +570,9 @@ fn a_complex_infinity_may_have_any_other_part_and_only_an_infinity() {
                 parameter(1)\n  ROOT r = c64[] dot(a, b), lhs_contracting_dims={0}, \
                 rhs_contracting_dims={0}\n}\n";
     let m = hlo::parse::parse_module(text).unwrap();
-    let c64s = |v: &[(f32, f32)]| {
-        Literal::Array(
-            ArrayLiteral::from_bytes(
-                PrimitiveType::C64,
-                vec![v.len() as i64],
-                v.iter()
-                    .flat_map(|(r, i)| r.to_le_bytes().into_iter().chain(i.to_le_bytes()))
-                    .collect(),
-            )
-            .unwrap(),
-        )
-    };
     let big = [
-        c64s(&[(3.4028235e38, 0.0), (1.1754944e-38, 3.4028235e38)]),
-        c64s(&[(0.9562441, -0.4127259), (1.3097882, -0.012675227)]),
+        c64_array(&[(3.4028235e38, 0.0), (1.1754944e-38, 3.4028235e38)]),
+        c64_array(&[(0.9562441, -0.4127259), (1.3097882, -0.012675227)]),
     ];
     let nan_inf = || xla_result(c64_scalar(f32::NAN, f32::INFINITY));
     let infinity = judge_outcome(&m, &big, nan_inf());
@@ -582,8 +580,8 @@ fn a_complex_infinity_may_have_any_other_part_and_only_an_infinity() {
     let finite_im = judge_outcome(&m, &big, xla_result(c64_scalar(f32::NAN, 1.0)));
     assert_eq!(finite_im.kind, VerdictKind::Mismatch, "{finite_im:?}");
     let small = [
-        c64s(&[(3.0, 0.0), (1.0, 2.0)]),
-        c64s(&[(0.9562441, -0.4127259), (1.3097882, -0.012675227)]),
+        c64_array(&[(3.0, 0.0), (1.0, 2.0)]),
+        c64_array(&[(0.9562441, -0.4127259), (1.3097882, -0.012675227)]),
     ];
     let no_overflow = judge_outcome(&m, &small, nan_inf());
     assert_eq!(no_overflow.kind, VerdictKind::Mismatch, "{no_overflow:?}");
@@ -807,21 +805,9 @@ fn a_complex_matrix_product_scaled_by_one_may_make_a_part_nan_only_beside_a_non_
          ROOT r = c64[] dot(a, b), lhs_contracting_dims={0}, rhs_contracting_dims={0}\n}\n",
     )
     .unwrap();
-    let c64s = |v: &[(f32, f32)]| {
-        Literal::Array(
-            ArrayLiteral::from_bytes(
-                PrimitiveType::C64,
-                vec![v.len() as i64],
-                v.iter()
-                    .flat_map(|(r, i)| r.to_le_bytes().into_iter().chain(i.to_le_bytes()))
-                    .collect(),
-            )
-            .unwrap(),
-        )
-    };
     let big = [
-        c64s(&[(3e38, 0.0), (-3e38, 0.0)]),
-        c64s(&[(10.0, 0.0), (10.0, 0.0)]),
+        c64_array(&[(3e38, 0.0), (-3e38, 0.0)]),
+        c64_array(&[(10.0, 0.0), (10.0, 0.0)]),
     ];
     for (re, im) in [(f32::NAN, f32::NAN), (f32::NAN, 0.0)] {
         let v = judge_outcome(&m, &big, xla_result(c64_scalar(re, im)));
@@ -830,8 +816,8 @@ fn a_complex_matrix_product_scaled_by_one_may_make_a_part_nan_only_beside_a_non_
     let wrong_im = judge_outcome(&m, &big, xla_result(c64_scalar(f32::NAN, 5.0)));
     assert_eq!(wrong_im.kind, VerdictKind::Mismatch, "{wrong_im:?}");
     let small = [
-        c64s(&[(3.0, 0.0), (-3.0, 0.0)]),
-        c64s(&[(10.0, 0.0), (10.0, 0.0)]),
+        c64_array(&[(3.0, 0.0), (-3.0, 0.0)]),
+        c64_array(&[(10.0, 0.0), (10.0, 0.0)]),
     ];
     let no_overflow = judge_outcome(&m, &small, xla_result(c64_scalar(f32::NAN, f32::NAN)));
     assert_eq!(no_overflow.kind, VerdictKind::Mismatch, "{no_overflow:?}");

@@ -37,29 +37,23 @@ enum Native {
     No,
 }
 
-/// The next f64 above `x` (-0 and +0: the smallest positive; +inf and NaN stay).
-fn f64_next_up(x: f64) -> f64 {
-    if x.is_nan() || x == f64::INFINITY {
-        return x;
-    }
-    if x == 0.0 {
-        return f64::from_bits(1);
-    }
-    let b = x.to_bits();
-    f64::from_bits(if x > 0.0 { b + 1 } else { b - 1 })
+/// `$name(x)`: the next `$t` above `x` (-0 and +0: the smallest positive; +inf and NaN stay).
+macro_rules! next_up {
+    ($name:ident, $t:ty) => {
+        fn $name(x: $t) -> $t {
+            if x.is_nan() || x == <$t>::INFINITY {
+                return x;
+            }
+            if x == 0.0 {
+                return <$t>::from_bits(1);
+            }
+            let b = x.to_bits();
+            <$t>::from_bits(if x > 0.0 { b + 1 } else { b - 1 })
+        }
+    };
 }
-
-/// The next f32 above `x`, as [`f64_next_up`].
-fn f32_next_up(x: f32) -> f32 {
-    if x.is_nan() || x == f32::INFINITY {
-        return x;
-    }
-    if x == 0.0 {
-        return f32::from_bits(1);
-    }
-    let b = x.to_bits();
-    f32::from_bits(if x > 0.0 { b + 1 } else { b - 1 })
-}
+next_up!(f64_next_up, f64);
+next_up!(f32_next_up, f32);
 
 /// The format of float type `ty` (`None`: not a float type).
 pub(crate) fn format(ty: PrimitiveType) -> Option<&'static Format> {
