@@ -259,6 +259,8 @@ impl<'a> Judge<'a> {
                     },
                 };
                 let sel = reduced.as_ref().map(|_| verdict.mismatched_outputs.clone());
+                // The vote labels the mismatch; the proof stays its evidence.
+                let proof = verdict.proof.take();
                 verdict = classify(
                     t.outcomes,
                     &Evidence {
@@ -268,6 +270,10 @@ impl<'a> Judge<'a> {
                         ..Evidence::new(t.tolerance)
                     },
                 );
+                if let (VerdictKind::Mismatch, Some(p)) = (verdict.kind, proof) {
+                    verdict.message = format!("{}; {}", verdict.message, p.summary());
+                    verdict.proof = Some(p);
+                }
                 voter = Some(o);
             }
         }

@@ -941,3 +941,68 @@ fn the_proof_over_the_differing_outputs_is_the_proof_over_the_module() {
     );
     assert_eq!(reduced.outside[0].output, 1);
 }
+
+/// rsqrt of a set that holds both zeros: -inf at -0, +inf at +0, and (0, inf] between +0 and
+/// the top. The imaginary parts of the RFFT of a constant are zeros in exact arithmetic; XLA
+/// CPU returns +-0 there, so rsqrt gives +-inf (the NEW bucket 6f82878c of the nightly at seed
+/// 1414213, where the set [-inf, 0] judged +inf a mismatch). A negative finite value, which
+/// rsqrt never returns, stays a mismatch.
+#[test]
+fn rsqrt_of_a_set_holding_both_zeros_allows_both_infinities_and_no_negative_number() {
+    let text = "HloModule f\n\nENTRY main {\n  c = f32[] constant(1)\n  b = f32[1,16] broadcast(c), dimensions={}\n  f = c64[1,9] fft(b), fft_type=RFFT, fft_length={16}\n  i = f32[1,9] imag(f)\n  ROOT r = f32[1,9] rsqrt(i)\n}\n";
+    let m = hlo::parse::parse_module(text).unwrap();
+    let (inf, ninf) = (f32::INFINITY, f32::NEG_INFINITY);
+    let xla = [inf, inf, ninf, inf, inf, inf, inf, inf, ninf];
+    let v = judge_outcome(&m, &[], xla_result(f32_array(vec![1, 9], &xla)));
+    assert!(!v.is_bug(), "{v:?}");
+    let mut wrong = xla;
+    wrong[3] = -3.0;
+    let v = judge_outcome(&m, &[], xla_result(f32_array(vec![1, 9], &wrong)));
+    assert_eq!(v.kind, VerdictKind::Mismatch, "{v:?}");
+    assert!(
+        v.proof
+            .as_ref()
+            .is_some_and(|p| p.outside.iter().any(|o| o.flat == 3)),
+        "{v:?}"
+    );
+}
+
+/// The voter labels a mismatch; the proof stays its evidence (the vote's classification used to
+/// replace the verdict, proof and all, so findings were stored without it). The oracle itself
+/// votes here.
+#[test]
+fn a_voted_mismatch_keeps_its_proof() {
+    let m = hlo::parse::parse_module(SATURATED).unwrap();
+    let inputs = [f64_scalar(-40.0)];
+    let oracle = InterpBackend::new();
+    let outcomes = vec![
+        ("interp".to_string(), oracle.run_module(&m, &inputs)),
+        ("xla-cpu".to_string(), xla_result(f64_scalar(1234.5))),
+    ];
+    let judge = Judge {
+        voter: Some(&oracle),
+        policy: judge::Policy {
+            vote: true,
+            ..judge::Policy::CHOICES
+        },
+        ..Judge::offline()
+    };
+    let v = judge
+        .judge(&Trial {
+            module: &m,
+            text: None,
+            inputs: &inputs,
+            outcomes: &outcomes,
+            reruns: &[],
+            tolerance: &Tolerance::for_module(&m),
+        })
+        .verdict;
+    assert_eq!(v.kind, VerdictKind::Mismatch, "{v:?}");
+    assert!(v.vote.is_some_and(|s| s != "not asked"));
+    assert!(
+        v.proof.as_ref().is_some_and(|p| p.proves()),
+        "{:?}",
+        v.proof
+    );
+    assert!(v.message.contains("outside the results"), "{}", v.message);
+}

@@ -142,10 +142,16 @@ fn monotone(fmt: &Format, op: Opcode, sh: &Shape, a: FSet, ulps: u32) -> FSet {
         if below || phi > dh {
             out = out.with_nan(true);
         }
-        let lo = tmax(plo, dl);
+        let mut lo = tmax(plo, dl);
         let hi = tmin(phi, dh);
         if !le(lo, hi) {
             continue;
+        }
+        // -0 and +0 are neighbours in the order, not for every function: rsqrt(-0) is -inf and
+        // rsqrt(+0) +inf, so -0 is a point of its own and the piece goes on from +0.
+        if lo == 0.0 && lo.is_sign_negative() && hi.to_bits() != lo.to_bits() {
+            out = out.hull(at(fmt, op, sh, lo, ulps));
+            lo = 0.0;
         }
         let (fx, fy) = (at(fmt, op, sh, lo, ulps), at(fmt, op, sh, hi, ulps));
         out = out.hull(fx).hull(fy);
