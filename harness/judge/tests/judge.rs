@@ -1006,3 +1006,41 @@ fn a_voted_mismatch_keeps_its_proof() {
     );
     assert!(v.message.contains("outside the results"), "{}", v.message);
 }
+
+/// A dot's products that are subnormal may be flushed to zero (XLA CPU's flush-to-zero): f32
+/// 1.2e-38 times -0.14 and -0.99 is -0 on XLA CPU (both products flush; the NEW bucket
+/// f9a59895 of the nightly at seed 6180339), and a c64 product whose partial product
+/// 1.2e-38 * -0.25 flushes moves the real part by that product (bucket c34d52e7 there). A
+/// value beyond what the flushed products can move stays a mismatch.
+#[test]
+fn a_dot_may_flush_its_subnormal_products_and_move_by_no_more() {
+    let m = hlo::parse::parse_module(
+        "HloModule d\n\nENTRY main {\n  a = f32[2,2] parameter(0)\n  b = f32[2,1] parameter(1)\n  ROOT d = f32[2,1] dot(a, b), lhs_contracting_dims={0}, rhs_contracting_dims={0}\n}\n",
+    )
+    .unwrap();
+    let tiny = f32::MIN_POSITIVE;
+    let inputs = [
+        f32_array(vec![2, 2], &[0.0, -0.14387098, 0.0, -0.99277633]),
+        f32_array(vec![2, 1], &[tiny, tiny]),
+    ];
+    let v = judge_outcome(&m, &inputs, xla_result(f32_array(vec![2, 1], &[0.0, -0.0])));
+    assert!(!v.is_bug(), "{v:?}");
+    let v = judge_outcome(&m, &inputs, xla_result(f32_array(vec![2, 1], &[0.0, -1e-37])));
+    assert_eq!(v.kind, VerdictKind::Mismatch, "{v:?}");
+
+    let m = hlo::parse::parse_module(
+        "HloModule c\n\nENTRY main {\n  a = c64[1,1] parameter(0)\n  c = c64[1] constant({(-8, -0.25)})\n  ROOT d = c64[1] dot(a, c), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n",
+    )
+    .unwrap();
+    let c64 = |dims: Vec<i64>, re: f32, im: f32| {
+        let b = [re.to_le_bytes(), im.to_le_bytes()].concat();
+        Literal::Array(ArrayLiteral::from_bytes(PrimitiveType::C64, dims, b).unwrap())
+    };
+    let inputs = [c64(vec![1, 1], tiny, tiny)];
+    let flushed = c64(vec![1], -9.403955e-38, -9.697828e-38);
+    let v = judge_outcome(&m, &inputs, xla_result(flushed));
+    assert!(!v.is_bug(), "{v:?}");
+    let wrong = c64(vec![1], -2e-37, -9.697828e-38);
+    let v = judge_outcome(&m, &inputs, xla_result(wrong));
+    assert_eq!(v.kind, VerdictKind::Mismatch, "{v:?}");
+}

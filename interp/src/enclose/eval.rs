@@ -1519,7 +1519,7 @@ impl<'m> Ctx<'m> {
                 let sub = self.sub(Opcode::Add, ty);
                 let elems = accs
                     .iter()
-                    .map(|t| arith::result(fmt, t.finish(fmt, self.opts.freedoms.any_order), sub))
+                    .map(|t| arith::result(fmt, t.finish(fmt, sub), sub))
                     .collect();
                 Ok(SetArray {
                     ty,
@@ -1532,10 +1532,8 @@ impl<'m> Ctx<'m> {
                 let rb: Vec<CSet> = p.rpos.iter().map(|&k| b[k]).collect();
                 let accs: Vec<CTerms> = crate::dot::batched_matmul(&la, &rb, p.bsz, p.m, p.k, p.n);
                 let fmt = fmt_of(funcs::part_type(ty))?;
-                let elems = accs
-                    .iter()
-                    .map(|t| t.finish(fmt, self.opts.freedoms.any_order))
-                    .collect();
+                let sub = self.sub(Opcode::Add, ty);
+                let elems = accs.iter().map(|t| t.finish(fmt, sub)).collect();
                 Ok(SetArray {
                     ty,
                     dims,
@@ -1578,7 +1576,7 @@ impl<'m> Ctx<'m> {
                 let sub = self.sub(Opcode::Add, ty);
                 let elems = accs
                     .iter()
-                    .map(|t| arith::result(fmt, t.finish(fmt, self.opts.freedoms.any_order), sub))
+                    .map(|t| arith::result(fmt, t.finish(fmt, sub), sub))
                     .collect();
                 Ok(SetArray {
                     ty,
@@ -2546,14 +2544,53 @@ impl Reduction {
 #[derive(Clone, Copy, Debug)]
 struct Terms {
     sum: SumAcc,
-    /// In row-major order instead, for `any_order = false`: not tracked (the order-free sum
-    /// encloses it).
-    _n: u32,
+    /// How many products may be subnormal ([`Tiny`]).
+    tiny: Tiny,
 }
 
 impl Terms {
-    fn finish(&self, fmt: &Format, _any_order: bool) -> FSet {
-        self.sum.finish(fmt, fmt)
+    fn finish(&self, fmt: &Format, sub: Subnormals) -> FSet {
+        self.tiny.flushed(self.sum.finish(fmt, fmt), fmt, sub)
+    }
+}
+
+/// How many products of a dot may be subnormal in the type they are summed in (f64 for f64
+/// results, f32 for f32 and narrower, whose kernels compute in f32): under XLA CPU's
+/// flush-to-zero each of them may be zero instead (an f32 dot of 1.2e-38 by -0.14 and -0.99 is
+/// -0 on XLA CPU, measured: both products flush), so the sum may move by up to the smallest
+/// normal magnitude per such product. (A partial sum that cancels into the subnormals is not
+/// counted.)
+#[derive(Clone, Copy, Debug, Default)]
+struct Tiny {
+    f32: u32,
+    f64: u32,
+}
+
+impl Tiny {
+    fn count(&mut self, p: &FSet) {
+        let may_be_subnormal = |min: f64| {
+            p.meets(5e-324, min.next_down_f64()) || p.meets(-min.next_down_f64(), -5e-324)
+        };
+        self.f32 += u32::from(may_be_subnormal(f32::MIN_POSITIVE as f64));
+        self.f64 += u32::from(may_be_subnormal(f64::MIN_POSITIVE));
+    }
+
+    /// `s` widened by what flushing the subnormal products may move it (when `sub` flushes).
+    fn flushed(&self, s: FSet, fmt: &Format, sub: Subnormals) -> FSet {
+        let (n, min) = if fmt.ty == PrimitiveType::F64 {
+            (self.f64, f64::MIN_POSITIVE)
+        } else {
+            (self.f32, f32::MIN_POSITIVE as f64)
+        };
+        if !(sub.ftz || sub.daz) || n == 0 || !s.num {
+            return s;
+        }
+        let w = n as f64 * min;
+        s.hull(FSet::range(
+            (s.lo - w).next_down_f64(),
+            (s.hi + w).next_up_f64(),
+        ))
+        .because(Why::FLUSH)
     }
 }
 
@@ -2571,11 +2608,13 @@ impl crate::dot::Accumulate<FSet> for Terms {
     fn zero() -> Self {
         Terms {
             sum: SumAcc::from_zero(),
-            _n: 0,
+            tiny: Tiny::default(),
         }
     }
     fn mul_add(mut self, a: FSet, b: FSet) -> Self {
-        self.sum.add(exact_product(a, b));
+        let p = exact_product(a, b);
+        self.tiny.count(&p);
+        self.sum.add(p);
         self
     }
     fn pad(mut self, b: FSet) -> Self {
@@ -2590,15 +2629,20 @@ impl crate::dot::Accumulate<FSet> for Terms {
 struct CTerms {
     re: SumAcc,
     im: SumAcc,
+    /// Per part, how many real products may be subnormal ([`Tiny`]).
+    tiny: [Tiny; 2],
     inf: bool,
 }
 
 impl CTerms {
-    fn finish(&self, fmt: &Format, _any_order: bool) -> CSet {
+    fn finish(&self, fmt: &Format, sub: Subnormals) -> CSet {
         if self.inf {
             return CSet::top(Why::COMPLEX_INF);
         }
-        let (re, im) = (self.re.finish(fmt, fmt), self.im.finish(fmt, fmt));
+        let (re, im) = (
+            self.tiny[0].flushed(self.re.finish(fmt, fmt), fmt, sub),
+            self.tiny[1].flushed(self.im.finish(fmt, fmt), fmt, sub),
+        );
         // XLA CPU's complex matrix products scale the sum by alpha = 1+0i, as a GEMM defines
         // its result (alpha * A * B; measured on jaxlib 0.10.2: c64[m,2] x c64[3,2] for m of 1
         // to 8 and c64[5698,23] x c64[9,23] give (NaN, NaN) where the vector product of the
@@ -2626,15 +2670,26 @@ impl crate::dot::Accumulate<CSet> for CTerms {
         CTerms {
             re: SumAcc::from_zero(),
             im: SumAcc::from_zero(),
+            tiny: [Tiny::default(); 2],
             inf: false,
         }
     }
     fn mul_add(mut self, a: CSet, b: CSet) -> Self {
         self.inf |= a.inf || b.inf;
-        self.re.add(exact_product(a.re, b.re));
-        self.re.add(arith::negate(exact_product(a.im, b.im)));
-        self.im.add(exact_product(a.re, b.im));
-        self.im.add(exact_product(a.im, b.re));
+        let products = [
+            (0, exact_product(a.re, b.re)),
+            (0, arith::negate(exact_product(a.im, b.im))),
+            (1, exact_product(a.re, b.im)),
+            (1, exact_product(a.im, b.re)),
+        ];
+        for (part, p) in products {
+            self.tiny[part].count(&p);
+            if part == 0 {
+                self.re.add(p);
+            } else {
+                self.im.add(p);
+            }
+        }
         self
     }
     fn pad(self, _b: CSet) -> Self {
