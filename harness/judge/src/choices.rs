@@ -8,7 +8,6 @@ use engine::backend::{Outcome, RunResult};
 use engine::interp_backend::InterpBackend;
 use engine::ORACLE;
 use hlo::{Literal, Module, PrimitiveType};
-use interp::enclose::Why;
 
 /// Explains a mismatch by a choice XLA is free to make, or `None`. In order:
 /// 1. flush-to-zero: the oracle agrees once subnormal inputs are zeros (XLA CPU's denormal mode);
@@ -24,10 +23,6 @@ use interp::enclose::Why;
 /// 4. for modules with approximated complex functions or complex divides, their rounding noise
 ///    ([`explain_by_complex_rounding`]).
 ///
-/// `freedoms`: the freedoms that widened the sets of the differing elements
-/// ([`crate::proof::Proof::choices_to_try`]); a choice that exercises none of them is not tried
-/// (`None`: every choice is).
-///
 /// Only the output leaves that differ need explaining: the search runs on the module reduced to
 /// them (their cone, as the proof encloses it), and the verdict's comparison names them by their
 /// place in the whole result.
@@ -37,7 +32,6 @@ pub fn explain_by_allowed_choices(
     inputs: &[Literal],
     outcomes: &[(String, Outcome)],
     tol: &Tolerance,
-    freedoms: Option<Why>,
 ) -> Option<Verdict> {
     let base = outcomes.iter().find(|(n, _)| n == ORACLE)?.1.as_ok()?;
     let restricted = crate::proof::differing_leaves(base, outcomes, tol).and_then(|keep| {
@@ -49,9 +43,9 @@ pub fn explain_by_allowed_choices(
         Some((keep, m, outcomes))
     });
     let Some((keep, m, restricted_outcomes)) = restricted else {
-        return explain_whole(oracle, module, inputs, outcomes, tol, freedoms);
+        return explain_whole(oracle, module, inputs, outcomes, tol);
     };
-    let mut v = explain_whole(oracle, &m, inputs, &restricted_outcomes, tol, freedoms)?;
+    let mut v = explain_whole(oracle, &m, inputs, &restricted_outcomes, tol)?;
     for c in v.comparison.iter_mut().flat_map(|c| c.outputs.iter_mut()) {
         c.output = keep[c.output];
     }
@@ -77,37 +71,6 @@ fn select_leaves(o: &Outcome, keep: &[usize]) -> Outcome {
     }
 }
 
-/// The freedoms an implementation choice exercises, one entry per part of the choice: a choice
-/// is tried when the freedoms that widened the differing elements' sets name any part of it (a
-/// set names the freedom that made it wide, not every one that moved it: a product that
-/// underflows under flush-to-zero and then meets an overflow is named by the overflow).
-fn exercised(v: &interp::variant::Variant) -> Vec<Why> {
-    use interp::variant::{Accumulation, ComplexMul, ReduceOrder};
-    let mut parts = Vec::new();
-    if v.nan_sign.is_some() {
-        parts.push(Why::NAN_BITS);
-    }
-    if v.flush_denormals {
-        parts.push(Why::FLUSH);
-    }
-    if v.nudge_ulps != 0 || v.wide_complex || v.normwise_complex {
-        parts.push(Why::ULPS | Why::NORMWISE);
-    }
-    if v.narrowing.is_some() {
-        parts.push(Why::ROUNDING);
-    }
-    // Another accumulation, skipped padding, product contraction or order: the sum's rounding,
-    // order or overflowing partial results, whichever the set names.
-    if v.accumulation != Accumulation::Wide
-        || v.skip_conv_padding
-        || v.complex_mul != ComplexMul::default()
-        || v.reduce_order != ReduceOrder::default()
-    {
-        parts.push(Why::ROUNDING | Why::ORDER | Why::OVERFLOW);
-    }
-    parts
-}
-
 /// [`explain_by_allowed_choices`] over every output of `module`.
 fn explain_whole(
     oracle: &InterpBackend,
@@ -115,13 +78,11 @@ fn explain_whole(
     inputs: &[Literal],
     outcomes: &[(String, Outcome)],
     tol: &Tolerance,
-    freedoms: Option<Why>,
 ) -> Option<Verdict> {
     let k = outcomes.iter().position(|(n, _)| n == ORACLE)?;
     let base = outcomes[k].1.as_ok()?.clone();
-    let tried = |w: Why| freedoms.is_none_or(|f| f.has(w));
     let flushed = crate::compare::flush_subnormals(inputs);
-    if let (Some(f), true) = (&flushed, tried(Why::FLUSH)) {
+    if let Some(f) = &flushed {
         if let Some(mut v) = matches_with(outcomes, k, oracle.run_module(module, f), tol) {
             v.message =
                 "explained by flush-to-zero: the oracle agrees once subnormal inputs are zero"
@@ -131,10 +92,7 @@ fn explain_whole(
         }
     }
     let approximated = approximated_ops(module);
-    let variants: Vec<_> = candidate_variants(module, &approximated)
-        .into_iter()
-        .filter(|v| exercised(v).into_iter().any(tried))
-        .collect();
+    let variants = candidate_variants(module, &approximated);
     let xla: Vec<(usize, &RunResult)> = outcomes
         .iter()
         .enumerate()

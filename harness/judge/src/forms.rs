@@ -66,7 +66,7 @@ pub fn check_equivalent_forms(
         let mut again = classify(&outcomes, &Evidence::new(tol));
         if again.kind == VerdictKind::Mismatch {
             if let Some(v) =
-                explain_by_allowed_choices(oracle, &dc.module, &dc.inputs, &outcomes, tol, None)
+                explain_by_allowed_choices(oracle, &dc.module, &dc.inputs, &outcomes, tol)
             {
                 again = v;
             }

@@ -213,7 +213,6 @@ impl<'a> Judge<'a> {
                         t.inputs,
                         t.outcomes,
                         t.tolerance,
-                        proof.as_ref().and_then(|p| p.choices_to_try()),
                     ) {
                         if let Some(c) = &verdict.comparison {
                             v.explained = Some(Explanation::of(&v, c));

@@ -41,9 +41,6 @@ pub struct Proof {
     pub inconsistent_count: usize,
     /// The freedoms that widened the sets of the differing elements inside them.
     pub inside_freedoms: Vec<String>,
-    /// The same as bits (what the search for a single implementation choice tries).
-    #[serde(skip)]
-    pub inside_why: Why,
     /// Why no set could be computed (a budget, an unsupported op); nothing is proven then.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -56,18 +53,6 @@ impl Proof {
     /// Whether it proves a mismatch.
     pub fn proves(&self) -> bool {
         self.outside_count > 0
-    }
-
-    /// The freedoms a single implementation choice must exercise to reproduce XLA's values
-    /// ([`crate::choices::explain_by_allowed_choices`]): those that widened the differing
-    /// elements' sets; `None` (any choice) where the sets say nothing about that: no set, an op
-    /// not modelled, a set without the oracle's own value, or a data-dependent op or index
-    /// that may go either way (its set names that, not the freedom upstream that made it
-    /// uncertain).
-    pub fn choices_to_try(&self) -> Option<Why> {
-        let opaque = Why::UNMODELLED | Why::BRANCH | Why::INDEX;
-        (self.error.is_none() && self.inconsistent_count == 0 && !self.inside_why.has(opaque))
-            .then_some(self.inside_why)
     }
 
     /// One line for humans.
@@ -252,6 +237,5 @@ fn check_leaves(
         }
     }
     p.inside_freedoms = inside_why.names().iter().map(|s| s.to_string()).collect();
-    p.inside_why = inside_why;
     p
 }

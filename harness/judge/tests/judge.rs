@@ -1025,7 +1025,11 @@ fn a_dot_may_flush_its_subnormal_products_and_move_by_no_more() {
     ];
     let v = judge_outcome(&m, &inputs, xla_result(f32_array(vec![2, 1], &[0.0, -0.0])));
     assert!(!v.is_bug(), "{v:?}");
-    let v = judge_outcome(&m, &inputs, xla_result(f32_array(vec![2, 1], &[0.0, -1e-37])));
+    let v = judge_outcome(
+        &m,
+        &inputs,
+        xla_result(f32_array(vec![2, 1], &[0.0, -1e-37])),
+    );
     assert_eq!(v.kind, VerdictKind::Mismatch, "{v:?}");
 
     let m = hlo::parse::parse_module(
