@@ -69,8 +69,21 @@ fn widen(fmt: &Format, x: f64, n: u32, up: bool, (lo, hi): (f64, f64)) -> f64 {
 }
 
 /// `f` at one input `x` (the function's own value at an infinity or where XLA returns it
-/// exactly), widened by `ulps` and clamped to the image, as a set of the type.
+/// exactly), widened by `ulps` and clamped to the image, as a set of the type. An overflow of a
+/// type without infinities (f8, f4) may also be the value of the f16 XLA computed the function
+/// in and never narrowed (excess precision, as for arithmetic: see `arith::Out::range`).
 fn at(fmt: &Format, op: Opcode, sh: &Shape, x: f64, ulps: u32) -> FSet {
+    let s = at_in(fmt, op, sh, x, ulps);
+    let r = (sh.f)(x);
+    if fmt.has_inf || !(r.is_infinite() || r.abs() > fmt.max) {
+        return s;
+    }
+    let wide = super::format::format(PrimitiveType::F16).expect("f16");
+    s.hull(at_in(wide, op, sh, x, ulps).because(Why::ROUNDING))
+}
+
+/// [`at`] in the type itself.
+fn at_in(fmt: &Format, op: Opcode, sh: &Shape, x: f64, ulps: u32) -> FSet {
     let r = (sh.f)(x);
     if r.is_nan() {
         return FSet::NAN;
