@@ -220,6 +220,11 @@ ENTRY main {
 }
 "#;
 
+/// A literal of `ty` and `dims` from its little-endian bytes.
+fn bytes_array(ty: PrimitiveType, dims: Vec<i64>, bytes: Vec<u8>) -> Literal {
+    Literal::Array(ArrayLiteral::from_bytes(ty, dims, bytes).unwrap())
+}
+
 fn f32_array(dims: Vec<i64>, v: &[f32]) -> Literal {
     let bytes = v.iter().flat_map(|x| x.to_le_bytes()).collect();
     Literal::Array(ArrayLiteral::from_bytes(PrimitiveType::F32, dims, bytes).unwrap())
@@ -1037,8 +1042,11 @@ fn a_dot_may_flush_its_subnormal_products_and_move_by_no_more() {
     )
     .unwrap();
     let c64 = |dims: Vec<i64>, re: f32, im: f32| {
-        let b = [re.to_le_bytes(), im.to_le_bytes()].concat();
-        Literal::Array(ArrayLiteral::from_bytes(PrimitiveType::C64, dims, b).unwrap())
+        bytes_array(
+            PrimitiveType::C64,
+            dims,
+            [re.to_le_bytes(), im.to_le_bytes()].concat(),
+        )
     };
     let inputs = [c64(vec![1, 1], tiny, tiny)];
     let flushed = c64(vec![1], -9.403955e-38, -9.697828e-38);
@@ -1059,13 +1067,8 @@ fn an_f8_power_that_overflows_may_be_the_f16_infinity_and_no_small_number() {
         "HloModule p\n\nENTRY main {\n  x = f8e4m3fn[1] parameter(0)\n  p = f8e4m3fn[1] power(x, x)\n  ROOT c = f16[1] convert(p)\n}\n",
     )
     .unwrap();
-    let f8 = |v: u8| {
-        Literal::Array(ArrayLiteral::from_bytes(PrimitiveType::F8E4M3FN, vec![1], vec![v]).unwrap())
-    };
-    let f16 = |bits: u16| {
-        let b = bits.to_le_bytes().to_vec();
-        Literal::Array(ArrayLiteral::from_bytes(PrimitiveType::F16, vec![1], b).unwrap())
-    };
+    let f8 = |v: u8| bytes_array(PrimitiveType::F8E4M3FN, vec![1], vec![v]);
+    let f16 = |bits: u16| bytes_array(PrimitiveType::F16, vec![1], bits.to_le_bytes().to_vec());
     // 64 in f8e4m3fn: exponent 6 + bias 7 = 13, mantissa 0.
     let inputs = [f8(13 << 3)];
     let v = judge_outcome(&m, &inputs, xla_result(f16(0x7c00)));
