@@ -8,10 +8,11 @@
 //! 2. the arbiter ([`crate::proof::prove`]): a difference beyond the tolerance stays a mismatch
 //!    only when some differing element lies outside the set of results a legitimate
 //!    implementation returns (the oracle's enclosure, under all of XLA's freedoms at once); the
-//!    verdict carries that proof. Otherwise a single implementation choice XLA is free to make
-//!    that reproduces XLA's result ([`crate::choices::explain_by_allowed_choices`]) makes it a
-//!    match with an [`Explanation`] naming the choice; without one the verdict is `unproven`
-//!    (inside the set, no single variant reproduces it: never a finding);
+//!    verdict carries that proof. Otherwise the difference is never a finding: under
+//!    [`Policy::explain`] a single implementation choice XLA is free to make that reproduces
+//!    XLA's result ([`crate::choices::explain_by_allowed_choices`]) makes it a match with an
+//!    [`Explanation`] naming the choice; without one (or without the search) the verdict is
+//!    `unproven` (inside the set);
 //! 3. under [`Policy::vote`] the voter runs the module reduced to the differing outputs and labels
 //!    the mismatch (`xla`, `oracle`, `undecided`);
 //! 4. under [`Policy::equivalent_forms`] a mismatch not labelled `xla` is tried in equivalent
@@ -35,8 +36,14 @@ pub struct Policy {
     pub rerun: bool,
     /// Ask the voter on a mismatch (when the judge has one and the outcomes hold no vote).
     pub vote: bool,
-    /// Settle a mismatch that an allowed implementation choice explains as a match.
-    pub allowed_choices: bool,
+    /// Hold a mismatch to the arbiter's proof: a difference that no element shows outside the
+    /// legitimate results is no finding.
+    pub prove: bool,
+    /// For such a difference, search for the single implementation choice that reproduces
+    /// XLA's result: a match that names the choice, else `unproven`. The search is evidence for
+    /// a person reading one verdict; it never decides whether a difference is a finding, and
+    /// it costs an oracle evaluation per choice tried.
+    pub explain: bool,
     /// Try equivalent forms of a mismatch not labelled `xla`.
     pub equivalent_forms: bool,
 }
@@ -46,16 +53,27 @@ impl Policy {
     pub const FULL: Policy = Policy {
         rerun: true,
         vote: true,
-        allowed_choices: true,
+        prove: true,
+        explain: true,
         equivalent_forms: true,
     };
-    /// The comparison and the allowed choices, no further XLA runs: what the minimizer's
-    /// predicate, the bisector's snapshots and a campaign's packed run use.
+    /// The comparison, the proof and the explaining choice, no further XLA runs: what the
+    /// bisector's snapshots, release bisection and triage use (each verdict is read by a
+    /// person).
     pub const CHOICES: Policy = Policy {
         rerun: false,
         vote: false,
-        allowed_choices: true,
+        prove: true,
+        explain: true,
         equivalent_forms: false,
+    };
+    /// The comparison and the proof only: whether a difference is a finding, without the
+    /// search for the choice that explains one that is not. What a campaign's packed run and
+    /// the minimizer's predicate use (they ask that question thousands of times and show no
+    /// single verdict).
+    pub const VERDICT: Policy = Policy {
+        explain: false,
+        ..Policy::CHOICES
     };
 }
 
@@ -192,7 +210,7 @@ impl<'a> Judge<'a> {
                 verdict = with_reruns(&reruns);
             }
         }
-        if verdict.kind == VerdictKind::Mismatch && self.policy.allowed_choices {
+        if verdict.kind == VerdictKind::Mismatch && self.policy.prove {
             let proof = t
                 .outcomes
                 .iter()
@@ -207,13 +225,20 @@ impl<'a> Judge<'a> {
                     verdict.proof = Some(p);
                 }
                 proof => {
-                    if let Some(mut v) = explain_by_allowed_choices(
-                        &self.oracle,
-                        t.module,
-                        t.inputs,
-                        t.outcomes,
-                        t.tolerance,
-                    ) {
+                    let explained = self
+                        .policy
+                        .explain
+                        .then(|| {
+                            explain_by_allowed_choices(
+                                &self.oracle,
+                                t.module,
+                                t.inputs,
+                                t.outcomes,
+                                t.tolerance,
+                            )
+                        })
+                        .flatten();
+                    if let Some(mut v) = explained {
                         if let Some(c) = &verdict.comparison {
                             v.explained = Some(Explanation::of(&v, c));
                         }
@@ -227,11 +252,12 @@ impl<'a> Judge<'a> {
                     verdict.kind = VerdictKind::Unproven;
                     verdict.label = None;
                     verdict.message = match &proof {
-                        Some(p) => format!(
+                        Some(p) if self.policy.explain => format!(
                             "{}; {}; no single implementation choice reproduces it",
                             verdict.message,
                             p.summary()
                         ),
+                        Some(p) => format!("{}; {}", verdict.message, p.summary()),
                         None => format!("{}; the oracle gave no result", verdict.message),
                     };
                     verdict.proof = proof;

@@ -63,6 +63,57 @@ fn one_ulp_off_a_saturated_result_is_a_mismatch() {
     assert!(v.explained.is_none(), "{v:?}");
 }
 
+/// `Policy::VERDICT` (a campaign's packed run, the minimizer's predicate) asks only whether a
+/// difference is a finding: the same outcome is `unproven` there, with the proof that leaves it
+/// inside the legitimate results and no search for the choice; a result outside them stays a
+/// mismatch under either policy.
+#[test]
+fn the_verdict_policy_settles_by_the_proof_without_searching_for_the_choice() {
+    let judged = |text: &str, inputs: &[Literal], xla: Literal, policy: judge::Policy| {
+        let m = hlo::parse::parse_module(text).unwrap();
+        let outcomes = vec![
+            (
+                "interp".to_string(),
+                InterpBackend::new().run_module(&m, inputs),
+            ),
+            ("xla-cpu".to_string(), xla_result(xla)),
+        ];
+        Judge::offline()
+            .with_policy(policy)
+            .judge(&Trial {
+                module: &m,
+                text: None,
+                inputs,
+                outcomes: &outcomes,
+                reruns: &[],
+                tolerance: &Tolerance::for_module(&m),
+            })
+            .verdict
+    };
+    let inputs = c64_product_inputs();
+    let v = judged(
+        C64_PRODUCT,
+        &inputs,
+        pred_scalar(false),
+        judge::Policy::VERDICT,
+    );
+    assert_eq!(v.kind, VerdictKind::Unproven, "{v:?}");
+    assert!(v.explained.is_none(), "{v:?}");
+    assert!(v.proof.as_ref().is_some_and(|p| !p.proves()), "{v:?}");
+    let v = judged(
+        C64_PRODUCT,
+        &inputs,
+        pred_scalar(false),
+        judge::Policy::CHOICES,
+    );
+    assert_eq!(v.kind, VerdictKind::Match, "{v:?}");
+    let off = (1.0 + (-1.0 + f64::EPSILON / 2.0)) * 1e19;
+    for policy in [judge::Policy::VERDICT, judge::Policy::CHOICES] {
+        let v = judged(SATURATED, &[f64_scalar(-40.0)], f64_scalar(off), policy);
+        assert_eq!(v.kind, VerdictKind::Mismatch, "{policy:?}: {v:?}");
+    }
+}
+
 /// The same module's real XLA CPU outcome is a match.
 #[test]
 fn the_real_xla_cpu_outcome_of_the_saturated_module_is_a_match() {

@@ -466,6 +466,7 @@ fn run_kernel(
                 (backend.name().to_string(), Outcome::Ok(got.clone())),
             ];
             let v = Judge::offline()
+                .with_policy(judge::Policy::VERDICT)
                 .judge(&Trial {
                     module: km,
                     text: None,

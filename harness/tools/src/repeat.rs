@@ -65,6 +65,7 @@ pub fn repeat_runs(
         rep.differ_from_first += usize::from(!same);
         let outcomes = vec![(ORACLE.to_string(), oracle.clone()), (name.to_string(), o)];
         let v = Judge::offline()
+            .with_policy(judge::Policy::VERDICT)
             .judge(&Trial {
                 module,
                 text: Some(text),

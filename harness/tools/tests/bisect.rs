@@ -441,7 +441,8 @@ fn a_crash_before_the_passes_blames_no_pass() {
 /// A difference an implementation choice XLA is free to make explains: XLA CPU runs with
 /// subnormal inputs read as zero, so the smallest subnormal times 1e30 is 0 where IEEE
 /// evaluation gives 1.4e-15. The plain comparison sees a difference; the bisector and a campaign
-/// both ask the judge, see a match explained by flush-to-zero, and blame nothing.
+/// both ask the judge and blame nothing: the campaign's packed run settles it inside the
+/// legitimate results, the bisector's judge names flush-to-zero.
 #[test]
 fn bisect_and_campaigns_agree_on_a_difference_an_allowed_choice_explains() {
     use engine::backend::Backend;
@@ -481,11 +482,27 @@ fn bisect_and_campaigns_agree_on_a_difference_an_allowed_choice_explains() {
         &[Program {
             seed: 0,
             module,
-            inputs,
+            inputs: inputs.clone(),
             config: generators::Config::default(),
         }],
     );
+    // The campaign's packed run asks only whether it is a finding: the proof leaves it inside
+    // the legitimate results.
     let v = &reports[0].verdict;
+    assert_eq!(v.kind, VerdictKind::Unproven, "{v:?}");
+    assert!(v.proof.as_ref().is_some_and(|p| !p.proves()), "{v:?}");
+    // The judge as the bisector asks it names the choice.
+    let outcomes = vec![("interp".to_string(), want), ("xla-cpu".to_string(), got)];
+    let v = judge::Judge::offline()
+        .judge(&judge::Trial {
+            module: &hlo::parse::parse_module(ADD).unwrap(),
+            text: Some(ADD),
+            inputs: &inputs,
+            outcomes: &outcomes,
+            reruns: &[],
+            tolerance: &judge::compare::Tolerance::default(),
+        })
+        .verdict;
     assert_eq!(v.kind, VerdictKind::Match, "{v:?}");
     let e = v
         .explained

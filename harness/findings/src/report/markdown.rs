@@ -161,7 +161,10 @@ pub fn summary_text(d: &ReportData) -> String {
     let verdicts: Vec<String> = st
         .verdicts
         .iter()
-        .map(|(k, v)| format!("{k} {v}"))
+        .map(|(k, v)| match k.as_str() {
+            "unproven" => format!("{k} (inside the legitimate results: never a finding) {v}"),
+            _ => format!("{k} {v}"),
+        })
         .collect();
     o.push_str(&format!(
         "- cases by verdict: {}\n",

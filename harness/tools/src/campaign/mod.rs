@@ -11,9 +11,10 @@
 //! 3. XLA's outputs are split back per program and each program is classified alone. When the
 //!    packed run failed as a whole (crash, rejection, timeout) each program is re-run unpacked to
 //!    find the culprit(s).
-//! 4. A mismatch that an allowed implementation choice explains (`explain_by_allowed_choices`,
-//!    the oracle under variants; no XLA run) is settled on the packed result. Any other
-//!    program whose verdict is a finding is re-run alone on XLA (keeping the
+//! 4. A difference the judge's proof leaves inside the legitimate results (`judge::Policy::
+//!    VERDICT`: the oracle's enclosure; no XLA run, no search for the choice that explains it)
+//!    is settled on the packed result as `unproven`. Any other program whose verdict is a
+//!    finding is re-run alone on XLA (keeping the
 //!    `before_optimizations` module XLA compiled), re-run once more to tell nondeterminism
 //!    (unless the packed run already gave the same bits: it was an earlier compile and run), and
 //!    `stablehlo-ref` votes on a mismatch. The confirmed finding is written to the store before

@@ -401,7 +401,7 @@ impl<'a> Tester<'a> {
         }
     }
 
-    /// Program `j` (`p`) on this input set: its outcomes judged under [`Policy::CHOICES`]; a
+    /// Program `j` (`p`) on this input set: its outcomes judged under [`Policy::VERDICT`]; a
     /// finding already settled on an earlier input set takes that finding's label, any other
     /// finding is confirmed and stored. The judge's time and the confirmations go to `timings`.
     #[allow(clippy::too_many_arguments)]
@@ -417,11 +417,11 @@ impl<'a> Tester<'a> {
     ) -> ProgramReport {
         let tol = Tolerance::for_module(&p.module);
         let (outcomes, alone) = self.program_outcomes(packed, j, p, oracle, xla_outcomes);
-        // A mismatch that an allowed implementation choice explains in the packed run is
+        // A difference the proof leaves inside the legitimate results in the packed run is
         // settled here, before confirmation compiles the program alone twice.
         let judged = Instant::now();
         let verdict = self
-            .judge(Policy::CHOICES)
+            .judge(Policy::VERDICT)
             .judge(&Trial {
                 module: &p.module,
                 text: None,
@@ -635,7 +635,7 @@ impl<'a> Tester<'a> {
         }
         // Seen only when packed: keep the packed module, labelled as such.
         let packed_verdict = self
-            .judge(Policy::CHOICES)
+            .judge(Policy::VERDICT)
             .judge(&Trial {
                 module: &p.module,
                 text: None,

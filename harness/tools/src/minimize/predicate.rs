@@ -11,9 +11,9 @@
 //! - for a crash or a rejection: the same stage, signal and normalized message;
 //! - for a timeout: the same stage.
 //!
-//! A mismatch that an allowed implementation choice explains
-//! ([`judge::choices::explain_by_allowed_choices`]) is a match here, as in a campaign: the
-//! predicate asks the judge under [`judge::Policy::CHOICES`].
+//! A difference the judge's proof leaves inside the legitimate results is no finding here, as
+//! in a campaign: the predicate asks the judge under [`judge::Policy::VERDICT`] (the proof,
+//! without the search for the choice that explains such a difference).
 
 use super::Case;
 use engine::backend::{Backend, Outcome, RunOptions};
@@ -74,6 +74,7 @@ impl Runner {
         // A difference an allowed implementation choice explains is no finding here either, so
         // a reduction cannot slide from a bug onto such a difference.
         let verdict = Judge::offline()
+            .with_policy(judge::Policy::VERDICT)
             .judge(&Trial {
                 module: &case.module,
                 text: Some(&text),
