@@ -31,5 +31,6 @@ mod tests {
         parse_round_trip(b"HloModule m\nENTRY e { ROOT p = f32[2]{0} parameter(0) }");
         parse_round_trip(b"HloModule m\nENTRY e { ROOT c = f32[2] constant({1, nan}) }");
         parse_round_trip(b"HloModule m\nENTRY e {");
+        parse_round_trip(include_bytes!("../../fuzz/seeds/hlo_parse/free_layout.hlo"));
     }
 }

@@ -89,6 +89,39 @@ impl<'a> Cursor<'a> {
         Ok(())
     }
 
+    /// Whether an instruction starts here, after blanks (nothing is consumed): `ROOT`, or a
+    /// name, `=`, a result shape (which XLA may leave out) and an opcode with its `(`. No
+    /// attribute looks like that (`outfeed_shape=f32[4]` has no opcode after the shape), so
+    /// this is where a free-layout instruction ends.
+    pub fn at_instruction_start(&mut self) -> bool {
+        let save = self.pos;
+        let found = (|| -> PResult<bool> {
+            if self.eat_word("ROOT")? {
+                return Ok(true);
+            }
+            self.skip_ws()?;
+            if self.peek() == Some(b'%') {
+                self.pos += 1;
+            }
+            if self.name_chars().is_empty() || !self.eat(b'=')? {
+                return Ok(false);
+            }
+            self.skip_ws()?;
+            // An opcode and '(' where XLA infers the shape; else a shape, then those.
+            let at = self.pos;
+            if !self.name_chars().is_empty() && self.peek() == Some(b'(') {
+                return Ok(true);
+            }
+            self.pos = at;
+            self.shape(0)?;
+            self.skip_ws()?;
+            Ok(!self.name_chars().is_empty() && self.peek() == Some(b'('))
+        })()
+        .unwrap_or(false);
+        self.pos = save;
+        found
+    }
+
     /// Skips blanks and block comments on the current line (not newlines).
     pub fn skip_inline_ws(&mut self) -> PResult<()> {
         while let Some(c) = self.peek() {
@@ -346,10 +379,9 @@ impl<'a> Cursor<'a> {
                         }
                     }
                 },
+                // A bare value ends at the line's end; a bracketed one may span lines (a
+                // backend_config written as indented JSON).
                 b',' | b'\n' if stack.is_empty() => break,
-                // XLA writes every value on one line: an open bracket at the end of the line
-                // is unbalanced (and would otherwise swallow the rest of the file).
-                b'\n' => break,
                 _ => {}
             }
             self.pos += 1;

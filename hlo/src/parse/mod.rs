@@ -9,8 +9,13 @@
 //! instr       := 'ROOT'? NAME '=' shape OPCODE '(' operands ')' (',' ATTR '=' value)*
 //! operand     := shape? NAME
 //! ```
-//! Names may carry a `%`. Comments `/* */` and `//` are blanks. Instructions must be defined
-//! before use (as XLA requires); computations may be referenced before they are defined.
+//! Names may carry a `%`. Comments `/* */` and `//` are blanks. Layout is free, as for XLA's
+//! parser: an instruction may span lines (attributes wrapped after a comma, a bracketed value
+//! such as an indented JSON `backend_config` over several lines) and several may share a line;
+//! an attribute list ends where no ',' follows, and a trailing ',' before the next instruction
+//! (`Cursor::at_instruction_start`) or the computation's `}` is allowed. A bare attribute value
+//! ends at its line's end. Instructions must be defined before use (as XLA requires);
+//! computations may be referenced before they are defined.
 //!
 //! Attribute values are typed by attribute name (see [`attr_kind`]); every other attribute is
 //! kept verbatim as [`Attr::Raw`] (balanced brackets and quoted strings included). Header
@@ -381,40 +386,17 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// `, name=value` items up to the end of the line, values verbatim.
+    /// `, name=value` items, values verbatim. Layout is free, as for XLA's parser: the list
+    /// ends where no ',' follows (on this line or a later one).
     fn trailing_attrs(&mut self, what: &str) -> PResult<Vec<(String, String)>> {
         let mut out = Vec::new();
-        loop {
-            self.c.skip_inline_ws()?;
-            if self.c.peek() != Some(b',') {
-                break;
-            }
-            self.c.pos += 1;
-            self.c.skip_inline_ws()?;
+        while self.c.eat(b',')? {
             let k = self.c.ident(what)?;
-            self.c.skip_inline_ws()?;
             self.c.expect(b'=', &format!("after {k}"))?;
             let v = self.c.raw_value(k)?;
             out.push((k.to_string(), v.to_string()));
         }
-        self.end_of_line()?;
         Ok(out)
-    }
-
-    /// Requires the end of the line (or input) here, after blanks and comments.
-    fn end_of_line(&mut self) -> PResult<()> {
-        self.c.skip_inline_ws()?;
-        match self.c.peek() {
-            None | Some(b'\n') => Ok(()),
-            Some(b'/') if self.c.peek_at(1) == Some(b'/') => Ok(()),
-            _ => err_at(
-                self.c.pos,
-                format!(
-                    "expected ',' or the end of the line, found {}",
-                    self.c.describe_here()
-                ),
-            ),
-        }
     }
 
     fn computation(&mut self) -> PResult<CompId> {
@@ -701,21 +683,18 @@ impl<'a> Parser<'a> {
     ) -> PResult<Vec<LocalRef<'a>>> {
         let mut refs = Vec::new();
         let c = &mut self.c;
-        loop {
-            c.skip_inline_ws()?;
-            if c.peek() != Some(b',') {
-                break;
-            }
-            c.pos += 1;
-            c.skip_inline_ws()?;
+        // Layout is free, as for XLA's parser: an attribute may follow its ',' on the next line,
+        // and the instruction ends where no ',' follows.
+        while c.eat(b',')? {
+            c.skip_ws()?;
             // XLA sometimes prints an empty attribute (`, , backend_config=...`); and a
-            // trailing comma before the end of the line is harmless.
-            if matches!(c.peek(), Some(b',') | Some(b'\n') | None) {
+            // trailing comma before the next instruction or the end of the computation is
+            // harmless.
+            if matches!(c.peek(), Some(b',') | Some(b'}') | None) || c.at_instruction_start() {
                 continue;
             }
             let key_at = c.pos;
             let key = c.ident("an attribute name")?;
-            c.skip_inline_ws()?;
             c.expect(b'=', &format!("after attribute name {key}"))?;
             if instr.attrs.iter().any(|(k, _)| k == key) {
                 return err_at(key_at, format!("attribute {key} is given twice"));
@@ -738,7 +717,7 @@ impl<'a> Parser<'a> {
                 AttrKind::Ints => Attr::Ints(c.int_list(key)?),
                 AttrKind::Str => Attr::Str(c.string(key)?),
                 AttrKind::Ident => {
-                    c.skip_inline_ws()?;
+                    c.skip_ws()?;
                     let at = c.pos;
                     let v = c.name_chars();
                     if v.is_empty() {
@@ -828,17 +807,23 @@ impl<'a> Parser<'a> {
             };
             instr.attrs.push((key.to_string(), value));
         }
-        c.skip_inline_ws()?;
-        match c.peek() {
-            None | Some(b'\n') | Some(b'}') => Ok(refs),
-            Some(b'/') if matches!(c.peek_at(1), Some(b'/') | Some(b'*')) => Ok(refs),
-            _ => err_at(
+        // What follows an instruction: the next one (on this line or a later one), or the end
+        // of the computation.
+        let end = c.pos;
+        c.skip_ws()?;
+        let next = matches!(c.peek(), None | Some(b'}')) || c.at_instruction_start();
+        c.pos = end;
+        if next {
+            Ok(refs)
+        } else {
+            c.skip_ws()?;
+            err_at(
                 c.pos,
                 format!(
                     "expected ',' or the end of the instruction, found {}",
                     c.describe_here()
                 ),
-            ),
+            )
         }
     }
 

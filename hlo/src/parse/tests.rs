@@ -289,10 +289,17 @@ fn truncated_files_are_errors_at_every_cut() {
 #[test]
 fn unbalanced_brackets_and_strings_are_errors() {
     assert_err_at(
-        "HloModule m\nENTRY %e () -> f32[] {\n  ROOT %k = f32[] constant(1), metadata={op_name=\"x\"\n}\n",
+        "HloModule m\nENTRY %e () -> f32[] {\n  ROOT %k = f32[] constant(1), metadata={op_name=\"x\"\n",
         3,
         41,
         "unbalanced '{'",
+    );
+    // Layout is free: the computation's '}' on the next line closes the metadata instead.
+    assert_err_at(
+        "HloModule m\nENTRY %e () -> f32[] {\n  ROOT %k = f32[] constant(1), metadata={op_name=\"x\"\n}\n",
+        2,
+        22,
+        "computation e is not closed",
     );
     assert_err_at(
         "HloModule m\nENTRY %e () -> f32[] {\n  ROOT %k = f32[] constant(1), metadata={op_name=\"x}\n}\n",
@@ -504,4 +511,60 @@ fn random_mutations_never_panic() {
             let _ = crate::verify::verify_module(&m);
         }
     }
+}
+
+// ---- free layout, as XLA's parser reads it ----
+
+/// An instruction over several lines (attributes wrapped after a comma, a backend_config as
+/// indented JSON, a module header's attributes wrapped), several instructions on one line and a
+/// trailing comma before the next instruction read as the same module as the one-line form.
+#[test]
+fn layout_is_free_as_for_xlas_parser() {
+    let one_line = parse_ok("HloModule m, entry_computation_layout={(f32[4]{0})->f32[4]{0}}\n\n%add (x: f32[], y: f32[]) -> f32[] {\n  %x = f32[] parameter(0)\n  %y = f32[] parameter(1)\n  ROOT %s = f32[] add(%x, %y)\n}\n\nENTRY %e (p: f32[4]) -> f32[4] {\n  %p = f32[4] parameter(0)\n  %c = f32[] constant(1)\n  %b = f32[4] broadcast(%c), dimensions={}\n  %z = f32[] constant(0)\n  %r = f32[] reduce(%p, %z), dimensions={0}, to_apply=%add\n  %rb = f32[4] broadcast(%r), dimensions={}\n  %a = f32[4] add(%p, %b), backend_config={\"k\":[1,2],\"s\":\"v\"}\n  ROOT %o = f32[4] add(%a, %rb)\n}\n");
+    let wrapped = parse_ok("HloModule m,\n    entry_computation_layout={(f32[4]{0})\n      ->f32[4]{0}}\n\n%add (x: f32[], y: f32[]) -> f32[] {\n  %x = f32[] parameter(0) %y = f32[] parameter(1)\n  ROOT %s = f32[] add(%x, %y)\n}\n\nENTRY %e (p: f32[4]) -> f32[4] {\n  %p = f32[4] parameter(0)\n  %c = f32[] constant(1)\n  %b = f32[4] broadcast(%c),\n      dimensions={}\n  %z = f32[] constant(0)\n  %r = f32[] reduce(\n      %p,\n      %z),\n      dimensions={0},\n      to_apply=%add,\n  %rb = f32[4] broadcast(%r), dimensions={} // a comment\n  %a = f32[4] add(%p, %b), backend_config={\n    \"k\": [1,\n          2],\n    \"s\": \"v\"\n  }\n  ROOT %o = f32[4] add(%a, %rb)\n}\n");
+    assert_eq!(one_line.computations.len(), wrapped.computations.len());
+    for (a, b) in one_line.computations.iter().zip(&wrapped.computations) {
+        assert_eq!(a.instructions.len(), b.instructions.len());
+        for (x, y) in a.instructions.iter().zip(&b.instructions) {
+            assert_eq!(
+                (&x.name, x.opcode, &x.operands),
+                (&y.name, y.opcode, &y.operands)
+            );
+            if x.name != "a" {
+                assert_eq!(x.attrs, y.attrs, "{}", x.name);
+            }
+        }
+    }
+    // The JSON keeps its own layout; everything else reads alike, and the print round-trips.
+    assert!(matches!(
+        wrapped.computations[1].instructions[6].attrs.last(),
+        Some((k, Attr::Raw(v))) if k == "backend_config" && v.contains("\"k\": [1,\n")
+    ));
+    assert_eq!(
+        wrapped.header_attrs[0].0, "entry_computation_layout",
+        "{:?}",
+        wrapped.header_attrs
+    );
+    assert_eq!(parse_ok(&module_to_string(&wrapped)), wrapped);
+    // An attribute whose value is a shape does not end the instruction.
+    let m = parse_ok("HloModule m\nENTRY %e {\n  %x = f32[4] parameter(0)\n  %t = token[] after-all()\n  ROOT %o = token[] outfeed(%x, %t),\n    outfeed_shape=f32[4]\n}\n");
+    assert_eq!(m.computations[0].instructions[2].attrs.len(), 1);
+}
+
+/// Free layout keeps errors where they are: junk after an instruction is reported there, and an
+/// attribute wrapped onto the next line is checked at its own line and column.
+#[test]
+fn free_layout_errors_keep_their_positions() {
+    assert_err_at(
+        "HloModule m\nENTRY %e {\n  %x = f32[] parameter(0) junk\n  ROOT %y = f32[] negate(%x)\n}\n",
+        3,
+        27,
+        "expected ',' or the end of the instruction",
+    );
+    assert_err_at(
+        "HloModule m\nENTRY %e {\n  %x = f32[4] parameter(0)\n  ROOT %b = f32[4] broadcast(%x),\n      dimensions={0}, dimensions={0}\n}\n",
+        5,
+        23,
+        "attribute dimensions is given twice",
+    );
 }
