@@ -489,3 +489,58 @@ fn triage_releases_fill_the_report() {
     assert!(report.contains("| 0.0.1 | cannot-run |"), "{report}");
     assert!(!report.contains("no release mode"), "{report}");
 }
+
+/// The same module as written by hand: instructions over several lines, two on one line, the
+/// root tuple's shape left for XLA to infer. `check`, `run`, `bucket` and `repro-bisect` read it
+/// as the one-line form (`repro-bisect` still names algsimp).
+const LOG_EXP_BY_HAND: &str = r#"HloModule log_exp
+
+ENTRY main {
+  x = f32[3] parameter(0) one = f32[] constant(1)
+  ones = f32[3] broadcast(one),
+      dimensions={}
+  y = f32[3] multiply(
+      x,
+      ones)
+  e = f32[3] exponential(y)
+  l = f32[3] log(e)
+  n = f32[3] negate(x)
+  ROOT t = tuple(l, n)
+}
+"#;
+
+#[test]
+fn run_bucket_and_repro_bisect_read_a_hand_formatted_module() {
+    let d = tempfile::tempdir().unwrap();
+    let m = d.path().join("by_hand.hlo");
+    std::fs::write(&m, LOG_EXP_BY_HAND).unwrap();
+    let ins = d.path().join("inputs.txt");
+    std::fs::write(&ins, "f32[3]\t{100, 1, -3}\n").unwrap();
+    let (m, ins) = (m.display().to_string(), ins.display().to_string());
+    let o = hlo_diff(&["check", &m]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let o = hlo_diff(&[
+        "run",
+        &m,
+        "--inputs",
+        &ins,
+        "--backends",
+        "interp",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    if !need_xla() {
+        return;
+    }
+    let o = hlo_diff(&["bucket", &m, "--inputs", &ins, "--json"]);
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("bucket --json");
+    assert!(v.is_object(), "{}", text(&o));
+    let o = Command::new(env!("CARGO_BIN_EXE_repro-bisect"))
+        .args([&m, "--inputs", &ins, "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["culprit"]["pass"], "algsimp", "{}", text(&o));
+}

@@ -6,6 +6,10 @@ use crate::literal::{encode, ArrayLiteral, Literal, Scalar};
 use crate::shape::{ArrayShape, Shape};
 use crate::types::{PrimitiveType, TypeClass};
 
+/// The most bytes an array constant written as one value (`f32[9] constant(0)`) may take: the
+/// only literal whose size the text does not bound.
+pub const MAX_FILLED_BYTES: u64 = 64 << 20;
+
 impl<'a> Cursor<'a> {
     /// After blanks: a literal of `shape`.
     pub fn literal(&mut self, shape: &Shape, depth: usize) -> PResult<Literal> {
@@ -50,6 +54,7 @@ impl<'a> Cursor<'a> {
         }
     }
 
+    /// An array literal: nested braces, or one value (element 0; the others zero).
     fn array_literal(&mut self, a: &ArrayShape) -> PResult<Literal> {
         let start = self.pos;
         if a.dims.len() > MAX_DEPTH {
@@ -66,6 +71,35 @@ impl<'a> Cursor<'a> {
             self.element(a.ty, &mut data)?;
             if braced {
                 self.expect(b'}', "to close the scalar")?;
+            }
+        } else if self.peek() != Some(b'{') {
+            // XLA reads one value for an array as its element 0, every other element zero
+            // (`s32[3] constant(-7)` is {-7, 0, 0}; measured with jaxlib 0.10.2's parser).
+            self.element(a.ty, &mut data)?;
+            let shape = || crate::print::shape_to_string(&Shape::Array(a.clone()));
+            let n = a
+                .dims
+                .iter()
+                .try_fold(1u64, |n, &d| n.checked_mul(d.max(0) as u64));
+            match n {
+                Some(0) => {
+                    return err_at(
+                        start,
+                        format!("one value for {} sets element 0, which it has not", shape()),
+                    )
+                }
+                Some(n) if n.saturating_mul(data.len() as u64) <= MAX_FILLED_BYTES => {
+                    data.resize(n as usize * data.len(), 0);
+                }
+                _ => {
+                    return err_at(
+                        start,
+                        format!(
+                            "an array constant written as one value is limited to {MAX_FILLED_BYTES} bytes; {} is larger",
+                            shape()
+                        ),
+                    )
+                }
             }
         } else {
             self.nested(a, 0, &mut data)?;

@@ -6,7 +6,7 @@
 //! module      := 'HloModule' NAME (',' ATTR '=' RAW)* tables? computation+
 //! tables      := ('FileNames' | 'FunctionNames' | 'FileLocations' | 'StackFrames') LINE*
 //! computation := 'ENTRY'? NAME ('(' (NAME ':' shape),* ')' '->' shape)? '{' instr* '}' (',' ATTR '=' RAW)*
-//! instr       := 'ROOT'? NAME '=' shape OPCODE '(' operands ')' (',' ATTR '=' value)*
+//! instr       := 'ROOT'? NAME '=' shape? OPCODE '(' operands ')' (',' ATTR '=' value)*
 //! operand     := shape? NAME
 //! ```
 //! Names may carry a `%`. Comments `/* */` and `//` are blanks. Layout is free, as for XLA's
@@ -16,6 +16,12 @@
 //! (`Cursor::at_instruction_start`) or the computation's `}` is allowed. A bare attribute value
 //! ends at its line's end. Instructions must be defined before use (as XLA requires);
 //! computations may be referenced before they are defined.
+//!
+//! What XLA's parser fills in, this one fills in alike: a result shape left out (for `tuple`,
+//! `get-tuple-element` and elementwise ops, whose shape follows from their operands; any other
+//! op without a shape is an error saying so), an array constant written as one value (its
+//! element 0, every other element zero: `s32[3] constant(-7)` is `{-7, 0, 0}`), and
+//! `dimensions={}` of a scalar's broadcast written without it.
 //!
 //! Attribute values are typed by attribute name (see [`attr_kind`]); every other attribute is
 //! kept verbatim as [`Attr::Raw`] (balanced brackets and quoted strings included). Header
@@ -28,7 +34,9 @@
 //! `all-reduce-start` and `copy-start` stay themselves.
 //!
 //! No input makes the parser panic, recurse without bound (nesting is capped at
-//! [`MAX_DEPTH`]), or allocate more than a small multiple of the input's size: every error is a
+//! [`MAX_DEPTH`]), or allocate more than a small multiple of the input's size (an array
+//! constant written as one value, `f32[9] constant(0)`, at most [`MAX_FILLED_BYTES`]): every
+//! error is a
 //! [`ParseError`] with line, column and the offending line.
 
 mod attrs;
@@ -38,11 +46,12 @@ mod shape;
 
 pub use attrs::{attr_kind, AttrKind};
 pub use cursor::MAX_DEPTH;
+pub use literal::MAX_FILLED_BYTES;
 
 use crate::ir::{Attr, CompId, Computation, Constant, InstrId, Instruction, Module, SourcePos};
 use crate::literal::Literal;
 use crate::opcode::Opcode;
-use crate::shape::Shape;
+use crate::shape::{ArrayShape, Shape};
 use crate::types::PrimitiveType;
 use cursor::{err_at, line_col, Cursor, PResult, RawError};
 use std::collections::HashMap;
@@ -270,6 +279,65 @@ impl LineTracker {
 }
 
 const TABLE_NAMES: [&str; 4] = ["FileNames", "FunctionNames", "FileLocations", "StackFrames"];
+
+/// The result shape XLA infers for an instruction written without one, for the opcodes whose
+/// shape follows from their operands alone: `tuple`, `get-tuple-element` and the elementwise
+/// ops (the shape of the operand that carries the data: the second of `select` and `clamp`).
+fn infer_shape(i: &Instruction, instrs: &[Instruction]) -> Result<Shape, String> {
+    let operand = |k: usize| -> Result<&Shape, String> {
+        i.operands.get(k).map(|&o| &instrs[o].shape).ok_or_else(|| {
+            format!(
+                "{} has no operand {k} to infer its result shape from",
+                i.opcode
+            )
+        })
+    };
+    match i.opcode {
+        Opcode::Tuple => Ok(Shape::Tuple(
+            i.operands
+                .iter()
+                .map(|&o| instrs[o].shape.clone())
+                .collect(),
+        )),
+        Opcode::GetTupleElement => {
+            let Some(Attr::Int(k)) = i.attr("index") else {
+                return Err("get-tuple-element needs index= to infer its result shape".into());
+            };
+            match operand(0)? {
+                Shape::Tuple(es) => usize::try_from(*k)
+                    .ok()
+                    .and_then(|k| es.get(k))
+                    .cloned()
+                    .ok_or_else(|| {
+                        format!("index={k} is outside the operand's tuple of {}", es.len())
+                    }),
+                other => Err(format!(
+                    "get-tuple-element's operand is {}, not a tuple",
+                    crate::print::shape_to_string(other)
+                )),
+            }
+        }
+        op if op.is_elementwise() => {
+            let k = usize::from(matches!(op, Opcode::Select | Opcode::Clamp));
+            match operand(k)? {
+                Shape::Array(a) => Ok(Shape::Array(ArrayShape {
+                    ty: op.elementwise_result_type(a.ty)?,
+                    dims: a.dims.clone(),
+                    dynamic: a.dynamic.clone(),
+                    layout: None,
+                })),
+                other => Err(format!(
+                    "{op}'s operand {k} is {}, not an array",
+                    crate::print::shape_to_string(other)
+                )),
+            }
+        }
+        op => Err(format!(
+            "the result shape of {op} is left out: hlo-diff infers it only for tuple, \
+             get-tuple-element and elementwise ops; write it before the opcode"
+        )),
+    }
+}
 
 impl<'a> Parser<'a> {
     fn new(src: &'a str) -> Parser<'a> {
@@ -554,7 +622,17 @@ impl<'a> Parser<'a> {
         let name_at = c.pos;
         let name = c.name("an instruction name")?;
         c.expect(b'=', &format!("after the instruction name %{name}"))?;
-        let shape = c.shape(0)?;
+        // XLA infers a result shape left out (`ROOT %t = tuple(%a, %b)`).
+        c.skip_ws()?;
+        let word_at = c.pos;
+        let word = c.name_chars();
+        let inferred = Opcode::from_name(word).is_some() && c.peek() == Some(b'(');
+        c.pos = word_at;
+        let shape = if inferred {
+            Shape::Tuple(Vec::new())
+        } else {
+            c.shape(0)?
+        };
         c.skip_ws()?;
         let op_at = c.pos;
         while c
@@ -613,6 +691,9 @@ impl<'a> Parser<'a> {
                 instr.parameter_number = Some(n);
                 c.expect(b')', "after the parameter number")?;
             }
+            Opcode::Constant if inferred => {
+                return err_at(op_at, "a constant needs its shape before the opcode");
+            }
             Opcode::Constant => {
                 c.skip_ws()?;
                 if c.b[c.pos..].starts_with(b"{...}") {
@@ -637,6 +718,24 @@ impl<'a> Parser<'a> {
             }
         }
         let refs = self.instr_attrs(&mut instr, instrs, names)?;
+        if inferred {
+            instr.shape = infer_shape(&instr, instrs).or_else(|why| err_at(op_at, why))?;
+        }
+        // XLA reads a broadcast of a scalar without `dimensions=` as `dimensions={}`: so does
+        // the IR (and the print says it).
+        if opcode == Opcode::Broadcast
+            && instr.attr("dimensions").is_none()
+            && instr.operands.first().is_some_and(|&o| {
+                instrs[o]
+                    .shape
+                    .as_array()
+                    .is_some_and(|a| a.dims.is_empty())
+            })
+        {
+            instr
+                .attrs
+                .push(("dimensions".to_string(), Attr::Ints(Vec::new())));
+        }
         instr.pos = Some(self.lines.pos(self.c.src, name_at));
         match wrapped {
             Some(base) if opcode == Opcode::AsyncStart => {

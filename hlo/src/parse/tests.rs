@@ -568,3 +568,76 @@ fn free_layout_errors_keep_their_positions() {
         "attribute dimensions is given twice",
     );
 }
+
+/// An array constant written as one value is, as XLA's parser reads it (measured), that value at
+/// element 0 and zeros elsewhere; an empty array has no element 0; the size is bounded, with an
+/// error naming the constant's position.
+#[test]
+fn an_array_constant_written_as_one_value_sets_element_zero() {
+    let m = parse_ok("HloModule m\nENTRY %e {\n  ROOT %c = f32[2,3] constant(1.5)\n}\n");
+    let want = parse_ok(
+        "HloModule m\nENTRY %e {\n  ROOT %c = f32[2,3] constant({{1.5, 0, 0}, {0, 0, 0}})\n}\n",
+    );
+    assert_eq!(m, want);
+    let m = parse_ok(
+        "HloModule m\nENTRY %e {\n  ROOT %c = (s32[3], pred[2]) constant((-7, true))\n}\n",
+    );
+    assert_eq!(
+        module_to_string(&m),
+        module_to_string(&parse_ok("HloModule m\nENTRY %e {\n  ROOT %c = (s32[3], pred[2]) constant(({-7, 0, 0}, {true, false}))\n}\n"))
+    );
+    assert_err_at(
+        "HloModule m\nENTRY %e {\n  ROOT %c = f32[0] constant(3)\n}\n",
+        3,
+        29,
+        "sets element 0, which it has not",
+    );
+    assert_err_at(
+        "HloModule m\nENTRY %e {\n  ROOT %c = f32[100000,100000] constant(0)\n}\n",
+        3,
+        41,
+        "limited to",
+    );
+}
+
+/// A result shape left out is inferred as XLA's parser does, for the ops whose shape follows
+/// from their operands; for any other op the error says so at the opcode.
+#[test]
+fn a_result_shape_left_out_is_inferred_from_the_operands() {
+    let m = parse_ok("HloModule m\nENTRY %e {\n  %p = f32[2,3] parameter(0)\n  %q = pred[2,3] parameter(1)\n  %n = negate(%p)\n  %c = compare(%p, %n), direction=LT\n  %s = select(%q, %n, %p)\n  %t = tuple(%c, %s)\n  %g = get-tuple-element(%t), index=1\n  ROOT %r = tuple(%g, %t)\n}\n");
+    let want = parse_ok("HloModule m\nENTRY %e {\n  %p = f32[2,3] parameter(0)\n  %q = pred[2,3] parameter(1)\n  %n = f32[2,3] negate(%p)\n  %c = pred[2,3] compare(%p, %n), direction=LT\n  %s = f32[2,3] select(%q, %n, %p)\n  %t = (pred[2,3], f32[2,3]) tuple(%c, %s)\n  %g = f32[2,3] get-tuple-element(%t), index=1\n  ROOT %r = (f32[2,3], (pred[2,3], f32[2,3])) tuple(%g, %t)\n}\n");
+    assert_eq!(m, want);
+    assert_err_at(
+        "HloModule m\nENTRY %e {\n  %p = f32[4] parameter(0)\n  ROOT %b = broadcast(%p), dimensions={0}\n}\n",
+        4,
+        13,
+        "infers it only for tuple",
+    );
+    assert_err_at(
+        "HloModule m\nENTRY %e {\n  ROOT %k = constant(1)\n}\n",
+        3,
+        13,
+        "a constant needs its shape",
+    );
+    assert_err_at(
+        "HloModule m\nENTRY %e {\n  %p = (f32[4]) parameter(0)\n  ROOT %g = get-tuple-element(%p), index=3\n}\n",
+        4,
+        13,
+        "outside the operand's tuple of 1",
+    );
+}
+
+/// A broadcast of a scalar without `dimensions=` means `dimensions={}` to XLA, and to the IR.
+#[test]
+fn a_scalar_broadcast_without_dimensions_broadcasts_into_no_dimension() {
+    let m = parse_ok(
+        "HloModule m\nENTRY %e {\n  %c = f32[] constant(2)\n  ROOT %b = f32[3] broadcast(%c)\n}\n",
+    );
+    let want = parse_ok("HloModule m\nENTRY %e {\n  %c = f32[] constant(2)\n  ROOT %b = f32[3] broadcast(%c), dimensions={}\n}\n");
+    assert_eq!(m, want);
+    // Of a non-scalar it stays missing (the verifier's error).
+    let m = parse_ok("HloModule m\nENTRY %e {\n  %c = f32[3] parameter(0)\n  ROOT %b = f32[3,2] broadcast(%c)\n}\n");
+    assert!(m.computations[0].instructions[1]
+        .attr("dimensions")
+        .is_none());
+}
