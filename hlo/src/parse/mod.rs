@@ -7,7 +7,7 @@
 //! tables      := ('FileNames' | 'FunctionNames' | 'FileLocations' | 'StackFrames') LINE*
 //! computation := 'ENTRY'? NAME ('(' (NAME ':' shape),* ')' '->' shape)? '{' instr* '}' (',' ATTR '=' RAW)*
 //! instr       := 'ROOT'? NAME '=' shape? OPCODE '(' operands ')' (',' ATTR '=' value)*
-//! operand     := shape? NAME
+//! operand     := shape? (NAME | OPCODE '(' operands ')')
 //! ```
 //! Names may carry a `%`. Comments `/* */` and `//` are blanks. Layout is free, as for XLA's
 //! parser: an instruction may span lines (attributes wrapped after a comma, a bracketed value
@@ -21,7 +21,9 @@
 //! `get-tuple-element` and elementwise ops, whose shape follows from their operands; any other
 //! op without a shape is an error saying so), an array constant written as one value (its
 //! element 0, every other element zero: `s32[3] constant(-7)` is `{-7, 0, 0}`), and
-//! `dimensions={}` of a scalar's broadcast written without it.
+//! `dimensions={}` of a scalar's broadcast written without it. An instruction written in place
+//! of an operand (`add(%p, f32[] negate(%p))`, XLA's nested instruction: no attributes) becomes
+//! an instruction before its user, named as XLA names it (`negate.anon`, `negate.anon.1`, ...).
 //!
 //! Attribute values are typed by attribute name (see [`attr_kind`]); every other attribute is
 //! kept verbatim as [`Attr::Raw`] (balanced brackets and quoted strings included). Header
@@ -243,6 +245,8 @@ struct Parser<'a> {
     generated: Vec<CompId>,
     pending: Vec<PendingComp<'a>>,
     lines: LineTracker,
+    /// Names given to nested instructions (`add(%p, negate(%p))`) in the current computation.
+    anon: std::collections::HashSet<String>,
 }
 
 /// Line and column of increasing byte offsets, in time linear in the input overall (the
@@ -348,6 +352,7 @@ impl<'a> Parser<'a> {
             generated: Vec::new(),
             pending: Vec::new(),
             lines: LineTracker::default(),
+            anon: Default::default(),
         }
     }
 
@@ -511,6 +516,7 @@ impl<'a> Parser<'a> {
 
         let mut instrs: Vec<Instruction> = Vec::new();
         let mut names: FastMap<&'a str, InstrId> = FastMap::default();
+        self.anon.clear();
         let mut local_pending: Vec<(InstrId, LocalRef<'a>)> = Vec::new();
         // Async wrapped computations made while reading this one: (instruction, computation, refs).
         let mut root: Option<(InstrId, usize)> = None;
@@ -531,7 +537,7 @@ impl<'a> Parser<'a> {
             }
             let line_at = self.c.pos;
             let is_root = self.c.eat_word("ROOT")?;
-            let (instr, refs) = self.instruction(&instrs, &names)?;
+            let (instr, refs) = self.instruction(&mut instrs, &names)?;
             let id = instrs.len();
             if is_root {
                 if let Some((_, first)) = root {
@@ -546,6 +552,15 @@ impl<'a> Parser<'a> {
                 root = Some((id, line_at));
             }
             let iname: &'a str = instr.1;
+            if self.anon.contains(iname) {
+                // A nested instruction took this name first: it yields.
+                let fresh = self.anon_name(iname, &names);
+                if let Some(i) = instrs.iter_mut().find(|i| i.name == iname) {
+                    i.name = fresh.clone();
+                }
+                self.anon.remove(iname);
+                self.anon.insert(fresh);
+            }
             if names.insert(iname, id).is_some() {
                 return err_at(
                     instr.2,
@@ -614,7 +629,7 @@ impl<'a> Parser<'a> {
     #[allow(clippy::type_complexity)]
     fn instruction(
         &mut self,
-        instrs: &[Instruction],
+        instrs: &mut Vec<Instruction>,
         names: &FastMap<&'a str, InstrId>,
     ) -> PResult<((Instruction, &'a str, usize), Vec<LocalRef<'a>>)> {
         let c = &mut self.c;
@@ -622,6 +637,28 @@ impl<'a> Parser<'a> {
         let name_at = c.pos;
         let name = c.name("an instruction name")?;
         c.expect(b'=', &format!("after the instruction name %{name}"))?;
+        let (instr, refs) = self.instruction_rhs(name, name_at, instrs, names, 0)?;
+        Ok(((instr, name, name_at), refs))
+    }
+
+    /// What follows `name =`: the shape (which XLA may leave out), the opcode, the operands and,
+    /// unless the instruction is nested in another's operands (`depth` > 0), the attributes.
+    /// Nested instructions are pushed onto `instrs` as they are read.
+    fn instruction_rhs(
+        &mut self,
+        name: &str,
+        name_at: usize,
+        instrs: &mut Vec<Instruction>,
+        names: &FastMap<&'a str, InstrId>,
+        depth: usize,
+    ) -> PResult<(Instruction, Vec<LocalRef<'a>>)> {
+        let c = &mut self.c;
+        if depth > MAX_DEPTH {
+            return err_at(
+                name_at,
+                format!("instructions nested deeper than {MAX_DEPTH} levels"),
+            );
+        }
         // XLA infers a result shape left out (`ROOT %t = tuple(%a, %b)`).
         c.skip_ws()?;
         let word_at = c.pos;
@@ -708,16 +745,22 @@ impl<'a> Parser<'a> {
             _ => {
                 if !c.eat(b')')? {
                     loop {
-                        instr.operands.push(Self::operand(c, names)?);
-                        if c.eat(b')')? {
+                        let o = self.operand(instrs, names, depth)?;
+                        instr.operands.push(o);
+                        if self.c.eat(b')')? {
                             break;
                         }
-                        c.expect(b',', "between operands")?;
+                        self.c.expect(b',', "between operands")?;
                     }
                 }
             }
         }
-        let refs = self.instr_attrs(&mut instr, instrs, names)?;
+        // A nested instruction has no attributes: a ',' after it is its user's.
+        let refs = if depth == 0 {
+            self.instr_attrs(&mut instr, instrs, names)?
+        } else {
+            Vec::new()
+        };
         if inferred {
             instr.shape = infer_shape(&instr, instrs).or_else(|why| err_at(op_at, why))?;
         }
@@ -738,17 +781,64 @@ impl<'a> Parser<'a> {
         }
         instr.pos = Some(self.lines.pos(self.c.src, name_at));
         match wrapped {
+            Some(_) if depth > 0 => err_at(op_at, "async syntax sugar cannot be nested"),
             Some(base) if opcode == Opcode::AsyncStart => {
                 let refs = self.desugar_async_start(&mut instr, base, refs, name_at, instrs)?;
-                Ok(((instr, name, name_at), refs))
+                Ok((instr, refs))
             }
-            _ => Ok(((instr, name, name_at), refs)),
+            _ => Ok((instr, refs)),
         }
     }
 
-    /// `[shape] %name`, resolved in the current computation.
-    fn operand(c: &mut Cursor<'a>, names: &FastMap<&'a str, InstrId>) -> PResult<InstrId> {
-        c.skip_ws()?;
+    /// The opcode of a nested instruction starting here (an optional shape, then an opcode and
+    /// its `(`); the cursor is left anywhere.
+    fn nested_opcode(&mut self) -> Option<Opcode> {
+        let c = &mut self.c;
+        let start = c.pos;
+        let word = c.name_chars();
+        if let Some(op) = Opcode::from_name(word).filter(|_| c.peek() == Some(b'(')) {
+            return Some(op);
+        }
+        c.pos = start;
+        c.shape(0).ok()?;
+        c.skip_ws().ok()?;
+        let word = c.name_chars();
+        Opcode::from_name(word).filter(|_| c.peek() == Some(b'('))
+    }
+
+    /// A fresh name for a nested instruction (`negate.anon`, `negate.anon.1`, ... as XLA names
+    /// them), from `base` (`negate.anon`).
+    fn anon_name(&self, base: &str, names: &FastMap<&'a str, InstrId>) -> String {
+        let mut cand = base.to_string();
+        let mut n = 0;
+        while names.contains_key(cand.as_str()) || self.anon.contains(&cand) {
+            n += 1;
+            cand = format!("{base}.{n}");
+        }
+        cand
+    }
+
+    /// `[shape] %name`, resolved in the current computation; or an instruction written in its
+    /// place (`add(%p, f32[] negate(%p))`: XLA's nested instruction, without attributes),
+    /// pushed onto `instrs` under a fresh name.
+    fn operand(
+        &mut self,
+        instrs: &mut Vec<Instruction>,
+        names: &FastMap<&'a str, InstrId>,
+        depth: usize,
+    ) -> PResult<InstrId> {
+        self.c.skip_ws()?;
+        let start = self.c.pos;
+        if let Some(op) = self.nested_opcode() {
+            let name = self.anon_name(&format!("{}.anon", op.name()), names);
+            self.anon.insert(name.clone());
+            self.c.pos = start;
+            let (instr, _) = self.instruction_rhs(&name, start, instrs, names, depth + 1)?;
+            instrs.push(instr);
+            return Ok(instrs.len() - 1);
+        }
+        self.c.pos = start;
+        let c = &mut self.c;
         if c.peek() == Some(b'(') {
             c.shape(0)?;
         } else if c.peek() != Some(b'%') {

@@ -641,3 +641,37 @@ fn a_scalar_broadcast_without_dimensions_broadcasts_into_no_dimension() {
         .attr("dimensions")
         .is_none());
 }
+
+/// An instruction written in place of an operand (XLA's nested instruction) becomes an
+/// instruction of its own before its user, named as XLA names it (`negate.anon`, then
+/// `negate.anon.1`); a later instruction of the same name takes it, the nested one yields.
+#[test]
+fn a_nested_instruction_becomes_an_instruction_before_its_user() {
+    let m = parse_ok("HloModule m\nENTRY %e {\n  %p = f32[2] parameter(0)\n  %a = f32[2] add(negate(%p), f32[2] negate(f32[2] broadcast(f32[] constant(1))))\n  %negate.anon = f32[2] abs(%a)\n  ROOT %t = tuple(%negate.anon, %a)\n}\n");
+    let c = &m.computations[0];
+    let names: Vec<&str> = c.instructions.iter().map(|i| i.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "p",
+            "negate.anon.2",
+            "constant.anon",
+            "broadcast.anon",
+            "negate.anon.1",
+            "a",
+            "negate.anon",
+            "t"
+        ]
+    );
+    assert_eq!(c.instructions[5].operands, vec![1, 4]);
+    assert_eq!(c.instructions[6].opcode, Opcode::Abs);
+    assert_eq!(c.root, 7);
+    assert_eq!(parse_ok(&module_to_string(&m)), m);
+    // Attributes are never a nested instruction's: the ',' belongs to its user.
+    assert_err_at(
+        "HloModule m\nENTRY %e {\n  %p = f32[2] parameter(0)\n  ROOT %a = f32[2] add(%p, f32[2] broadcast(f32[] constant(1)), dimensions={})\n}\n",
+        4,
+        65,
+        "instruction %dimensions is not defined",
+    );
+}
