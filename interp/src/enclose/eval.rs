@@ -2161,12 +2161,13 @@ fn sort_clusters(
         items.sort_by(|a, b| tot(a.0, b.0).then(a.3.cmp(&b.3)));
     }
     let mut clusters: Vec<Vec<usize>> = Vec::new();
-    // The far end of the current cluster's keys.
+    // The far end of the current cluster's keys, and the latest input position in it.
     let mut reach = f64::NAN;
-    for &(lo, hi, exact, _, p) in &items {
+    let mut latest = 0;
+    for &(lo, hi, exact, j, p) in &items {
         let separate = match clusters.last() {
             None => true,
-            Some(last) => {
+            Some(_) => {
                 let (near, tie_exact) = if descending { (hi, exact) } else { (lo, exact) };
                 // In the total order (key_range makes the zeros of other orders one): -0 is
                 // below +0, so a -0 that may be either key is no tie with a +0.
@@ -2176,15 +2177,21 @@ fn sort_clusters(
                 } else {
                     ord == Ordering::Greater
                 };
-                // Equal exact keys keep their order in a stable sort.
-                let tied_ok = stable && tie_exact && ord == Ordering::Equal && last.len() == 1;
+                // An exact key equal to the cluster's far end: every key of the cluster comes
+                // first or ties with it, and a stable sort puts tied keys in input order, so
+                // it comes after them all when every one was before it in the input. (A key
+                // that is a range may tie with it: a subnormal sum XLA CPU may flush to the
+                // +0 here.)
+                let tied_ok = stable && tie_exact && ord == Ordering::Equal && latest < j;
                 strictly || tied_ok
             }
         };
         if separate {
             clusters.push(vec![p]);
             reach = if descending { lo } else { hi };
+            latest = j;
         } else {
+            latest = latest.max(j);
             clusters.last_mut().expect("a cluster").push(p);
             reach = if descending {
                 tmin(reach, lo)
