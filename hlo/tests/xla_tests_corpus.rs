@@ -24,12 +24,13 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::OnceLock;
 
 /// Of the modules XLA's parser accepts, how many per thousand we must accept (parse and
-/// verify). Measured 840.7 per mille (7231 of 8601) when the corpus was made; raise it when the parser
+/// verify). Measured 840.7 per mille (7231 of 8601) when the corpus was made, 944.8 (8126) once
+/// the parser read nested instructions and modules without a header; raise it when the parser
 /// improves (rounded down to the measured value), never lower it to make a change pass.
-const MIN_ACCEPTED_PER_MILLE: u64 = 840;
+const MIN_ACCEPTED_PER_MILLE: u64 = 944;
 
 /// How many modules XLA's parser rejects that we accept. Lower it when the number falls.
-const MAX_FALSE_ACCEPTANCES: usize = 46;
+const MAX_FALSE_ACCEPTANCES: usize = 41;
 
 /// Guards against a truncated or half-regenerated corpus passing the share check.
 const MIN_TEXTS: usize = 9_000;

@@ -3,7 +3,7 @@
 //!
 //! Grammar, as XLA writes it:
 //! ```text
-//! module      := 'HloModule' NAME (',' ATTR '=' RAW)* tables? computation+
+//! module      := ('HloModule' NAME (',' ATTR '=' RAW)*)? tables? computation+
 //! tables      := ('FileNames' | 'FunctionNames' | 'FileLocations' | 'StackFrames') LINE*
 //! computation := 'ENTRY'? NAME ('(' (NAME ':' shape),* ')' '->' shape)? '{' instr* '}' (',' ATTR '=' RAW)*
 //! instr       := 'ROOT'? NAME '=' shape? OPCODE '(' operands ')' (',' ATTR '=' value)*
@@ -358,28 +358,43 @@ impl<'a> Parser<'a> {
 
     fn module(&mut self) -> PResult<Module> {
         let c = &mut self.c;
-        if !c.eat_word("HloModule")? {
-            return err_at(
-                c.pos,
-                format!(
-                    "expected 'HloModule' at the start, found {}",
-                    c.describe_here()
-                ),
-            );
+        // Without a header XLA names the module after its entry computation (below).
+        let headed = c.eat_word("HloModule")?;
+        let mut name = None;
+        let mut header_attrs = Vec::new();
+        if headed {
+            c.skip_inline_ws()?;
+            let name_at = c.pos;
+            if c.peek() == Some(b'%') {
+                c.pos += 1;
+            }
+            let starts = c
+                .peek()
+                .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_');
+            let n = c.name_chars();
+            if !starts
+                || !matches!(
+                    c.peek(),
+                    None | Some(b' ' | b'\t' | b'\r' | b'\n' | b',' | b'/')
+                )
+            {
+                return err_at(
+                    name_at,
+                    "expected the module name after 'HloModule' (a letter or '_', then letters, \
+                     digits, '_', '.' or '-')",
+                );
+            }
+            name = Some(n.to_string());
+            header_attrs = self.trailing_attrs("a module header attribute")?;
+        } else {
+            c.skip_ws()?;
+            if c.at_end() {
+                return err_at(
+                    c.pos,
+                    "expected 'HloModule' or a computation, found end of input",
+                );
+            }
         }
-        c.skip_inline_ws()?;
-        let name_at = c.pos;
-        while c
-            .peek()
-            .is_some_and(|b| !b.is_ascii_whitespace() && b != b',')
-        {
-            c.pos += 1;
-        }
-        let name = c.src[name_at..c.pos].to_string();
-        if name.is_empty() {
-            return err_at(name_at, "expected the module name after 'HloModule'");
-        }
-        let header_attrs = self.trailing_attrs("a module header attribute")?;
 
         let mut stack_frame_tables = Vec::new();
         let mut entry: Option<(CompId, usize)> = None;
@@ -428,6 +443,7 @@ impl<'a> Parser<'a> {
                 id
             }
         };
+        let name = name.unwrap_or_else(|| format!("module_{}", self.comps[entry].name));
         Ok(Module {
             name,
             header_attrs,
@@ -479,7 +495,7 @@ impl<'a> Parser<'a> {
         };
         let name = self
             .c
-            .name("a computation name (or 'HloModule' header item)")?;
+            .name("a computation name (or 'HloModule' at the start)")?;
         if self.c.eat(b'(')? {
             // The signature repeats the parameters' and the root's shapes: read and drop it.
             if !self.c.eat(b')')? {

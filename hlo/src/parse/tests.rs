@@ -251,8 +251,8 @@ fn unknown_opcode_is_reported_at_the_opcode() {
 
 #[test]
 fn junk_and_binary_input_are_errors() {
-    assert_err_at("\u{1}\u{2}garbage", 1, 1, "expected 'HloModule'");
-    assert_err_at("", 1, 1, "expected 'HloModule'");
+    assert_err_at("\u{1}\u{2}garbage", 1, 1, "'HloModule'");
+    assert_err_at("", 1, 1, "expected 'HloModule' or a computation");
     let e = parse_module_bytes(b"HloModule m\nENTRY %e \xff\xfe").unwrap_err();
     assert_eq!((e.line, e.column), (2, 10));
     assert!(e.message.contains("not UTF-8"));
@@ -673,5 +673,34 @@ fn a_nested_instruction_becomes_an_instruction_before_its_user() {
         4,
         65,
         "instruction %dimensions is not defined",
+    );
+}
+
+/// Without an `HloModule` line XLA's parser reads the computations alone and names the module
+/// after the entry computation (`module_<entry>`, measured); a module name follows XLA's name
+/// syntax (`test$0` is refused, as XLA refuses it).
+#[test]
+fn a_module_without_a_header_is_named_after_its_entry() {
+    let m = parse_ok("add {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n\nENTRY e {\n  p = f32[4] parameter(0)\n  z = f32[] constant(0)\n  ROOT r = f32[] reduce(p, z), dimensions={0}, to_apply=add\n}\n");
+    assert_eq!(m.name, "module_e");
+    assert_eq!(m.entry, 1);
+    let m = parse_ok("// a lit test\ne {\n  ROOT a = f32[] exponential(f32[] parameter(0))\n}\n");
+    assert_eq!(m.name, "module_e");
+    assert_eq!(parse_ok(&module_to_string(&m)), m);
+    assert_err_at(
+        "HloModule test$0\nENTRY e {\n  ROOT c = f32[] constant(0)\n}\n",
+        1,
+        11,
+        "expected the module name",
+    );
+    assert_err_at(
+        "HloModule 9abc\nENTRY e {\n  ROOT c = f32[] constant(0)\n}\n",
+        1,
+        11,
+        "expected the module name",
+    );
+    assert_eq!(
+        parse_ok("HloModule a.b-c_d\nENTRY e {\n  ROOT c = f32[] constant(0)\n}\n").name,
+        "a.b-c_d"
     );
 }
