@@ -24,10 +24,11 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::OnceLock;
 
 /// Of the modules XLA's parser accepts, how many per thousand we must accept (parse and
-/// verify). Measured 840.7 per mille (7231 of 8601) when the corpus was made, 944.8 (8126) once
-/// the parser read nested instructions and modules without a header; raise it when the parser
-/// improves (rounded down to the measured value), never lower it to make a change pass.
-const MIN_ACCEPTED_PER_MILLE: u64 = 944;
+/// verify). Measured 840.7 per mille (7231 of 8601) when the corpus was made, 960.2 (8259) once
+/// the parser read nested instructions, modules without a header, iota replica groups and more
+/// inferred shapes; raise it when the parser improves (rounded down to the measured value),
+/// never lower it to make a change pass.
+const MIN_ACCEPTED_PER_MILLE: u64 = 960;
 
 /// How many modules XLA's parser rejects that we accept. Lower it when the number falls.
 const MAX_FALSE_ACCEPTANCES: usize = 41;

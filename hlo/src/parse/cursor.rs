@@ -343,7 +343,19 @@ impl<'a> Cursor<'a> {
         let mut stack: Vec<(u8, usize)> = Vec::new();
         while let Some(c) = self.peek() {
             if grouped && stack.is_empty() && self.pos > start {
-                break;
+                // An iota tile assignment goes on: `[2,4]<=[8]`, `[2,4]<=[4,2]T(1,0)`.
+                let rest = &self.b[self.pos..];
+                if rest.starts_with(b"<=[") {
+                    self.pos += 2;
+                } else if rest.starts_with(b"T(") && self.b[self.pos - 1] == b']' {
+                    self.pos += 1;
+                } else {
+                    break;
+                }
+                // The group that follows opens here.
+                stack.push((self.b[self.pos], self.pos));
+                self.pos += 1;
+                continue;
             }
             if !grouped && matches!(c, b' ' | b'\t' | b'\r') {
                 break;

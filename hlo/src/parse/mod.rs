@@ -285,8 +285,10 @@ impl LineTracker {
 const TABLE_NAMES: [&str; 4] = ["FileNames", "FunctionNames", "FileLocations", "StackFrames"];
 
 /// The result shape XLA infers for an instruction written without one, for the opcodes whose
-/// shape follows from their operands alone: `tuple`, `get-tuple-element` and the elementwise
-/// ops (the shape of the operand that carries the data: the second of `select` and `clamp`).
+/// shape follows from their operands alone: `tuple`, `get-tuple-element`, the elementwise ops
+/// (the shape of the operand that carries the data: the second of `select` and `clamp`), the
+/// ops that keep their operand's shape (`copy`, `while`, `reverse`, ...), `transpose` and
+/// `after-all`.
 fn infer_shape(i: &Instruction, instrs: &[Instruction]) -> Result<Shape, String> {
     let operand = |k: usize| -> Result<&Shape, String> {
         i.operands.get(k).map(|&o| &instrs[o].shape).ok_or_else(|| {
@@ -297,6 +299,36 @@ fn infer_shape(i: &Instruction, instrs: &[Instruction]) -> Result<Shape, String>
         })
     };
     match i.opcode {
+        // The operand's shape, as it is.
+        Opcode::Copy
+        | Opcode::OptimizationBarrier
+        | Opcode::AddDependency
+        | Opcode::While
+        | Opcode::Reverse
+        | Opcode::Domain => operand(0).cloned(),
+        Opcode::AfterAll => Ok(Shape::Token),
+        Opcode::Transpose => {
+            let Some(Attr::Ints(perm)) = i.attr("dimensions") else {
+                return Err("transpose needs dimensions= to infer its result shape".into());
+            };
+            match operand(0)? {
+                Shape::Array(a) if perm.len() == a.dims.len() => {
+                    let at = |k: &i64| usize::try_from(*k).ok().filter(|&k| k < a.dims.len());
+                    let idx: Option<Vec<usize>> = perm.iter().map(at).collect();
+                    let idx = idx.ok_or("transpose's dimensions are out of range")?;
+                    Ok(Shape::Array(ArrayShape {
+                        ty: a.ty,
+                        dims: idx.iter().map(|&k| a.dims[k]).collect(),
+                        dynamic: idx.iter().map(|&k| a.dynamic[k]).collect(),
+                        layout: None,
+                    }))
+                }
+                other => Err(format!(
+                    "transpose's dimensions do not fit its operand {}",
+                    crate::print::shape_to_string(other)
+                )),
+            }
+        }
         Opcode::Tuple => Ok(Shape::Tuple(
             i.operands
                 .iter()
@@ -338,7 +370,8 @@ fn infer_shape(i: &Instruction, instrs: &[Instruction]) -> Result<Shape, String>
         }
         op => Err(format!(
             "the result shape of {op} is left out: hlo-diff infers it only for tuple, \
-             get-tuple-element and elementwise ops; write it before the opcode"
+             get-tuple-element, elementwise ops, copy, while, transpose, reverse, after-all, \
+             add-dependency, opt-barrier and domain; write it before the opcode"
         )),
     }
 }
@@ -372,6 +405,10 @@ impl<'a> Parser<'a> {
                 .peek()
                 .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_');
             let n = c.name_chars();
+            // XLA also reads the older `HloModule name:`.
+            if c.peek() == Some(b':') {
+                c.pos += 1;
+            }
             if !starts
                 || !matches!(
                     c.peek(),
@@ -496,8 +533,10 @@ impl<'a> Parser<'a> {
         let name = self
             .c
             .name("a computation name (or 'HloModule' at the start)")?;
+        let mut signature_result = None;
         if self.c.eat(b'(')? {
-            // The signature repeats the parameters' and the root's shapes: read and drop it.
+            // The signature repeats the parameters' and the root's shapes: read it, and hold
+            // the root to it as XLA does.
             if !self.c.eat(b')')? {
                 loop {
                     self.c.name("a parameter name")?;
@@ -521,7 +560,9 @@ impl<'a> Parser<'a> {
                 );
             }
             self.c.pos += 2;
-            self.c.shape(0)?;
+            self.c.skip_ws()?;
+            let at = self.c.pos;
+            signature_result = Some((self.c.shape(0)?, at));
         }
         let open = {
             self.c.skip_ws()?;
@@ -591,6 +632,20 @@ impl<'a> Parser<'a> {
             return err_at(open, format!("computation {name} has no instructions"));
         }
         let root = root.map_or(instrs.len() - 1, |(r, _)| r);
+        if let Some((want, at)) = signature_result {
+            let got = &instrs[root].shape;
+            if want.without_layout() != got.without_layout() {
+                return err_at(
+                    at,
+                    format!(
+                        "the signature of computation {name} says {}, its root %{} is {}",
+                        crate::print::shape_to_string(&want),
+                        instrs[root].name,
+                        crate::print::shape_to_string(got)
+                    ),
+                );
+            }
+        }
         let id = self.comps.len();
         self.add_comp_name(name, id, name_at)?;
         for (instr, r) in local_pending {

@@ -704,3 +704,43 @@ fn a_module_without_a_header_is_named_after_its_entry() {
         "a.b-c_d"
     );
 }
+
+/// XLA also reads the older `HloModule name:`; a computation's signature must agree with its
+/// root (XLA's parser refuses it otherwise, and so does this one).
+#[test]
+fn an_old_style_header_is_read_and_the_signature_holds_the_root() {
+    let m = parse_ok("HloModule old_style:\nENTRY e {\n  ROOT c = f32[] constant(0)\n}\n");
+    assert_eq!(m.name, "old_style");
+    assert_err_at(
+        "HloModule m\nENTRY %e () -> f32[1] {\n  ROOT %c = f32[2] constant({1, 2})\n}\n",
+        2,
+        16,
+        "the signature of computation e says f32[1], its root %c is f32[2]",
+    );
+    // Layouts are no part of the agreement.
+    parse_ok("HloModule m\nENTRY %e () -> f32[2]{0} {\n  ROOT %c = f32[2] constant({1, 2})\n}\n");
+}
+
+/// Iota replica groups (`[2,4]<=[8]`, `[2,4]<=[4,2]T(1,0)`) are one attribute value.
+#[test]
+fn iota_replica_groups_are_one_value() {
+    let m = parse_ok("HloModule m\n%add (x: f32[], y: f32[]) -> f32[] {\n  %x = f32[] parameter(0)\n  %y = f32[] parameter(1)\n  ROOT %s = f32[] add(%x, %y)\n}\nENTRY %e {\n  %p = f32[8] parameter(0)\n  %a = f32[8] all-reduce(%p), replica_groups=[2,4]<=[8], to_apply=%add\n  ROOT %b = f32[8] all-reduce(%a), replica_groups=[2,4]<=[4,2]T(1,0), to_apply=%add\n}\n");
+    let e = &m.computations[1];
+    assert_eq!(
+        e.instructions[1].attr("replica_groups"),
+        Some(&Attr::Raw("[2,4]<=[8]".into()))
+    );
+    assert_eq!(
+        e.instructions[2].attr("replica_groups"),
+        Some(&Attr::Raw("[2,4]<=[4,2]T(1,0)".into()))
+    );
+    assert_eq!(parse_ok(&module_to_string(&m)), m);
+}
+
+/// The result shape of ops that keep their operand's, of transpose and of after-all is inferred.
+#[test]
+fn more_result_shapes_are_inferred() {
+    let m = parse_ok("HloModule m\nENTRY %e {\n  %p = f32[2,3] parameter(0)\n  %t = transpose(%p), dimensions={1,0}\n  %c = copy(%t)\n  %k = after-all()\n  ROOT %r = tuple(%c, %k)\n}\n");
+    let want = parse_ok("HloModule m\nENTRY %e {\n  %p = f32[2,3] parameter(0)\n  %t = f32[3,2] transpose(%p), dimensions={1,0}\n  %c = f32[3,2] copy(%t)\n  %k = token[] after-all()\n  ROOT %r = (f32[3,2], token[]) tuple(%c, %k)\n}\n");
+    assert_eq!(m, want);
+}
