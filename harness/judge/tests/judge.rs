@@ -1192,3 +1192,19 @@ fn a_sort_key_that_may_flush_to_a_tied_zero_allows_the_stable_order_and_no_other
     let v = judge_outcome(&m, &inputs, xla_result(s32s(&[0, 2, 1, 3])));
     assert_eq!(v.kind, VerdictKind::Mismatch, "{v:?}");
 }
+
+/// remainder(select(p > 0, p, 1) + 1.5, 1.5) for a subnormal p: XLA CPU's compare reads p as
+/// zero (denormals are zero), selects 1, and 2.5 rem 1.5 is 1; the oracle's is (p + 1.5) rem
+/// 1.5 = 0. The remainder of a set of dividends is between 0 and the dividends' far end (the
+/// set was clipped at their near end, 1.5, and held neither 0 nor 1: nightly at seed 1732050,
+/// bucket 2031546838ffcf16); a value no dividend gives (2) stays a mismatch.
+#[test]
+fn the_remainder_of_a_set_of_dividends_reaches_down_to_zero_and_no_further_than_the_divisor() {
+    const M: &str = "HloModule m\n\nENTRY %main (p: f32[2]) -> f32[2] {\n  %p = f32[2] parameter(0)\n  %z = f32[] constant(0)\n  %zb = f32[2] broadcast(%z), dimensions={}\n  %gt = pred[2] compare(%p, %zb), direction=GT\n  %one = f32[] constant(1)\n  %ob = f32[2] broadcast(%one), dimensions={}\n  %s = f32[2] select(%gt, %p, %ob)\n  %k = f32[] constant(1.5)\n  %kb = f32[2] broadcast(%k), dimensions={}\n  %a = f32[2] add(%s, %kb)\n  ROOT %r = f32[2] remainder(%a, %kb)\n}\n";
+    let m = hlo::parse::parse_module(M).unwrap();
+    let inputs = [f32_array(vec![2], &[f32::from_bits(1), 0.0])];
+    let v = judge_outcome(&m, &inputs, xla_result(f32_array(vec![2], &[1.0, 1.0])));
+    assert!(v.kind.agrees(), "{v:?}");
+    let v = judge_outcome(&m, &inputs, xla_result(f32_array(vec![2], &[2.0, 1.0])));
+    assert_eq!(v.kind, VerdictKind::Mismatch, "{v:?}");
+}

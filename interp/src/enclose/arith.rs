@@ -749,9 +749,11 @@ pub(crate) fn remainder(fmt: &Format, a: FSet, b: FSet, sub: Subnormals) -> FSet
             // |a| < |b|: fmod(a, b) is a itself.
             out.range(Ex::exact(al), Ex::exact(ah));
         } else {
-            let lo = if le(al, -0.0) { -bmax } else { 0.0 };
-            let hi = if le(0.0, ah) { bmax } else { -0.0 };
-            out.range(Ex::exact(tmax(lo, al)), Ex::exact(tmin(hi, ah)));
+            // The result has a's sign and is smaller than |a| and |b|: between 0 and a's far
+            // end on each side of zero (never a's near end: fmod(2.5, 1.5) is 1).
+            let lo = if le(al, -0.0) { tmax(-bmax, al) } else { 0.0 };
+            let hi = if le(0.0, ah) { tmin(bmax, ah) } else { -0.0 };
+            out.range(Ex::exact(lo), Ex::exact(hi));
             if le(al, -0.0) {
                 out.value(-0.0);
             }
