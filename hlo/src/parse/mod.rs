@@ -287,14 +287,22 @@ const TABLE_NAMES: [&str; 4] = ["FileNames", "FunctionNames", "FileLocations", "
 /// The result shape XLA infers for an instruction written without one, for the opcodes whose
 /// shape follows from their operands alone: `tuple`, `get-tuple-element`, the elementwise ops
 /// (the shape of the operand that carries the data: the second of `select` and `clamp`), the
-/// ops that keep their operand's shape (`copy`, `while`, `reverse`, ...), `transpose` and
-/// `after-all`.
-fn infer_shape(i: &Instruction, instrs: &[Instruction]) -> Result<Shape, String> {
-    let operand = |k: usize| -> Result<&Shape, String> {
+/// ops that keep their operand's shape (`copy`, `while`, `reverse`, ...), `transpose`,
+/// `after-all`, `dot` (of the lhs type), `pad` and `concatenate`.
+fn infer_shape<'s>(i: &Instruction, instrs: &'s [Instruction]) -> Result<Shape, String> {
+    let operand = |k: usize| -> Result<&'s Shape, String> {
         i.operands.get(k).map(|&o| &instrs[o].shape).ok_or_else(|| {
             format!(
                 "{} has no operand {k} to infer its result shape from",
                 i.opcode
+            )
+        })
+    };
+    let array = |s: &'s Shape, op: &str| -> Result<&'s ArrayShape, String> {
+        s.as_array().ok_or_else(|| {
+            format!(
+                "{op}'s operand is {}, not an array",
+                crate::print::shape_to_string(s)
             )
         })
     };
@@ -307,6 +315,71 @@ fn infer_shape(i: &Instruction, instrs: &[Instruction]) -> Result<Shape, String>
         | Opcode::Reverse
         | Opcode::Domain => operand(0).cloned(),
         Opcode::AfterAll => Ok(Shape::Token),
+        Opcode::Dot => {
+            let (l, r) = (array(operand(0)?, "dot")?, array(operand(1)?, "dot")?);
+            let dims = |name: &str| i.ints(name).unwrap_or(&[]).to_vec();
+            let (lb, rb) = (dims("lhs_batch_dims"), dims("rhs_batch_dims"));
+            let (lc, rc) = (dims("lhs_contracting_dims"), dims("rhs_contracting_dims"));
+            let pick = |a: &ArrayShape, ks: &[i64]| -> Result<Vec<i64>, String> {
+                ks.iter()
+                    .map(|&k| {
+                        usize::try_from(k)
+                            .ok()
+                            .and_then(|k| a.dims.get(k).copied())
+                            .ok_or_else(|| format!("dot dimension {k} is out of range"))
+                    })
+                    .collect()
+            };
+            let free = |a: &ArrayShape, b: &[i64], c: &[i64]| -> Vec<i64> {
+                (0..a.dims.len() as i64)
+                    .filter(|k| !b.contains(k) && !c.contains(k))
+                    .map(|k| a.dims[k as usize])
+                    .collect()
+            };
+            let mut out = pick(l, &lb)?;
+            pick(r, &rb)?;
+            pick(l, &lc)?;
+            pick(r, &rc)?;
+            out.extend(free(l, &lb, &lc));
+            out.extend(free(r, &rb, &rc));
+            Ok(Shape::Array(ArrayShape::new(l.ty, out)))
+        }
+        Opcode::Pad => {
+            let a = array(operand(0)?, "pad")?;
+            let Some(Attr::Padding(p)) = i.attr("padding") else {
+                return Err("pad needs padding= to infer its result shape".into());
+            };
+            if p.len() != a.dims.len() {
+                return Err("pad's padding does not fit its operand".into());
+            }
+            let dims = a
+                .dims
+                .iter()
+                .zip(p)
+                .map(|(&n, p)| n + p.low + p.high + p.interior * (n - 1).max(0))
+                .collect();
+            Ok(Shape::Array(ArrayShape::new(a.ty, dims)))
+        }
+        Opcode::Concatenate => {
+            let Some(&[d]) = i.ints("dimensions") else {
+                return Err("concatenate needs dimensions={d} to infer its result shape".into());
+            };
+            let first = array(operand(0)?, "concatenate")?;
+            let d = usize::try_from(d)
+                .ok()
+                .filter(|&d| d < first.dims.len())
+                .ok_or("concatenate's dimension is out of range")?;
+            let mut dims = first.dims.clone();
+            dims[d] = 0;
+            for k in 0..i.operands.len() {
+                dims[d] += array(operand(k)?, "concatenate")?
+                    .dims
+                    .get(d)
+                    .copied()
+                    .unwrap_or(0);
+            }
+            Ok(Shape::Array(ArrayShape::new(first.ty, dims)))
+        }
         Opcode::Transpose => {
             let Some(Attr::Ints(perm)) = i.attr("dimensions") else {
                 return Err("transpose needs dimensions= to infer its result shape".into());
@@ -371,7 +444,8 @@ fn infer_shape(i: &Instruction, instrs: &[Instruction]) -> Result<Shape, String>
         op => Err(format!(
             "the result shape of {op} is left out: hlo-diff infers it only for tuple, \
              get-tuple-element, elementwise ops, copy, while, transpose, reverse, after-all, \
-             add-dependency, opt-barrier and domain; write it before the opcode"
+             add-dependency, opt-barrier, domain, dot, pad and concatenate; write it before the \
+             opcode"
         )),
     }
 }

@@ -735,3 +735,15 @@ fn more_result_shapes_are_inferred() {
     let want = parse_ok("HloModule m\nENTRY %e {\n  %p = f32[2,3] parameter(0)\n  %t = f32[3,2] transpose(%p), dimensions={1,0}\n  %c = f32[3,2] copy(%t)\n  %k = token[] after-all()\n  ROOT %r = (f32[3,2], token[]) tuple(%c, %k)\n}\n");
     assert_eq!(m, want);
 }
+
+/// dot, pad and concatenate without a result shape get the one XLA's parser infers (measured:
+/// `(f32[2,3,5], f32[5,5,7], f32[2,6,4])` for the module below).
+#[test]
+fn dot_pad_and_concatenate_shapes_are_inferred_as_xla_infers_them() {
+    let m = parse_ok("HloModule m\nENTRY e {\n  a = f32[2,3,4] parameter(0)\n  b = f32[2,4,5] parameter(1)\n  d = dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}\n  z = f32[] constant(0)\n  p = pad(a, z), padding=1_2x0_0_1x3_0\n  c = concatenate(a, a), dimensions={1}\n  ROOT t = tuple(d, p, c)\n}\n");
+    let root = &m.computations[0].instructions[m.computations[0].root];
+    assert_eq!(
+        crate::print::shape_to_string(&root.shape),
+        "(f32[2,3,5], f32[5,5,7], f32[2,6,4])"
+    );
+}
