@@ -51,6 +51,16 @@ fn write_case(dir: &Path) -> (String, String) {
     (m.display().to_string(), ins.display().to_string())
 }
 
+/// `repro-bisect M --inputs I --json`, which must exit 1 (a bug): its JSON report.
+fn repro_bisect_finds_a_bug(m: &str, ins: &str) -> serde_json::Value {
+    let o = Command::new(env!("CARGO_BIN_EXE_repro-bisect"))
+        .args([m, "--inputs", ins, "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&o)))
+}
+
 #[test]
 fn repro_bisect_names_algsimp_and_exits_1() {
     if !need_xla() {
@@ -59,13 +69,8 @@ fn repro_bisect_names_algsimp_and_exits_1() {
     assert_xla_rewrites_log_exp();
     let d = tempfile::tempdir().unwrap();
     let (m, ins) = write_case(d.path());
-    let o = Command::new(env!("CARGO_BIN_EXE_repro-bisect"))
-        .args([&m, "--inputs", &ins, "--json"])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(v["culprit"]["pass"], "algsimp", "{}", text(&o));
+    let v = repro_bisect_finds_a_bug(&m, &ins);
+    assert_eq!(v["culprit"]["pass"], "algsimp", "{v}");
     assert_eq!(v["disabled_check"]["xla_matches_oracle"], true);
     assert_eq!(v["bug"], true);
     // The same through `hlo-diff bisect`, as text.
@@ -536,11 +541,6 @@ fn run_bucket_and_repro_bisect_read_a_hand_formatted_module() {
     assert!(matches!(o.status.code(), Some(0 | 1)), "{}", text(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("bucket --json");
     assert!(v.is_object(), "{}", text(&o));
-    let o = Command::new(env!("CARGO_BIN_EXE_repro-bisect"))
-        .args([&m, "--inputs", &ins, "--json"])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(v["culprit"]["pass"], "algsimp", "{}", text(&o));
+    let v = repro_bisect_finds_a_bug(&m, &ins);
+    assert_eq!(v["culprit"]["pass"], "algsimp", "{v}");
 }

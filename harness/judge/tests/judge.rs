@@ -1208,3 +1208,33 @@ fn the_remainder_of_a_set_of_dividends_reaches_down_to_zero_and_no_further_than_
     let v = judge_outcome(&m, &inputs, xla_result(f32_array(vec![2], &[2.0, 1.0])));
     assert_eq!(v.kind, VerdictKind::Mismatch, "{v:?}");
 }
+
+/// An f8e4m3fn iota converted to f16: 465 is past f8e4m3fn's largest finite value (448), so NaN
+/// in the type; XLA CPU evaluates the iota in a wider type under its default excess precision
+/// and keeps 465 (measured; NaN with `xla_allow_excess_precision=false`). The iota's set holds
+/// both, as an overflowing f8 result's does; 4000 at that index stays a mismatch, and so does
+/// -500 at index 17 (beyond the f8 tolerance around the set [16, 18]).
+#[test]
+fn an_f8_iota_past_its_largest_value_may_keep_the_wider_value() {
+    let m = hlo::parse::parse_module(
+        "HloModule m\n\nENTRY %main () -> f16[466] {\n  %i = f8e4m3fn[466] iota(), iota_dimension=0\n  ROOT %c = f16[466] convert(%i)\n}\n",
+    )
+    .unwrap();
+    let f16s = |v: &[f32]| {
+        let s: Vec<hlo::Scalar> = v.iter().map(|&x| hlo::Scalar::F(x as f64)).collect();
+        Literal::Array(
+            ArrayLiteral::from_scalars(PrimitiveType::F16, vec![v.len() as i64], &s).unwrap(),
+        )
+    };
+    let wide: Vec<f32> = (0..466).map(|k| k as f32).collect();
+    let v = judge_outcome(&m, &[], xla_result(f16s(&wide)));
+    assert!(v.kind.agrees(), "{v:?}");
+    let mut wrong = wide.clone();
+    wrong[465] = 4000.0;
+    let v = judge_outcome(&m, &[], xla_result(f16s(&wrong)));
+    assert_eq!(v.kind, VerdictKind::Mismatch, "{v:?}");
+    let mut wrong = wide;
+    wrong[17] = -500.0;
+    let v = judge_outcome(&m, &[], xla_result(f16s(&wrong)));
+    assert_eq!(v.kind, VerdictKind::Mismatch, "{v:?}");
+}

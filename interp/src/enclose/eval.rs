@@ -835,6 +835,9 @@ impl<'m> Ctx<'m> {
             O::Select => SetValue::array(select(&**a(0)?, &**a(1)?, &**a(2)?)?),
             O::Clamp => SetValue::array(self.clamp(&**a(0)?, &**a(1)?, &**a(2)?)?),
             O::Convert => SetValue::array(self.convert(i, &**a(0)?)?),
+            O::Iota if i.shape.as_array().is_some_and(|a| a.ty.is_float()) => {
+                SetValue::array(float_iota(i)?)
+            }
             O::BitcastConvert | O::Iota | O::RngBitGenerator | O::GetDimensionSize => {
                 match self.exactly(comp, i, ops)? {
                     Some(v) => v,
@@ -2705,6 +2708,35 @@ impl crate::dot::Accumulate<CSet> for CTerms {
     fn pad(self, _b: CSet) -> Self {
         CTerms { inf: true, ..self }
     }
+}
+
+/// A float iota: each index as its type holds it, as arithmetic's results are rounded (a value
+/// the type lacks is either neighbour; past the largest finite value of a type without
+/// infinities, NaN or the f16 value XLA computed it in: with excess precision allowed, XLA CPU
+/// evaluates an f8e4m3fn iota in a wider type and a following convert to f16 keeps 465, which
+/// is NaN in f8e4m3fn; measured, and NaN with `xla_allow_excess_precision=false`).
+fn float_iota(i: &Instruction) -> Result<SetArray> {
+    let (ty, dims) = out_dims(i)?;
+    let fmt = fmt_of(ty)?;
+    let d = attrs::req_int(i, "iota_dimension")?;
+    let d = usize::try_from(d)
+        .ok()
+        .filter(|&d| d < dims.len())
+        .ok_or_else(|| invalid("bad iota_dimension"))?;
+    let n: usize = dims.iter().product();
+    let inner: usize = dims[d + 1..].iter().product::<usize>().max(1);
+    let elems: Vec<FSet> = (0..n)
+        .map(|k| {
+            let mut o = arith::Out::new(fmt);
+            o.value(((k / inner) % dims[d]) as f64);
+            o.done(Why::NONE)
+        })
+        .collect();
+    Ok(SetArray {
+        ty,
+        elems: Elems::F(elems),
+        dims,
+    })
 }
 
 fn fmt_of(ty: PrimitiveType) -> Result<&'static Format> {
