@@ -288,7 +288,8 @@ const TABLE_NAMES: [&str; 4] = ["FileNames", "FunctionNames", "FileLocations", "
 /// shape follows from their operands alone: `tuple`, `get-tuple-element`, the elementwise ops
 /// (the shape of the operand that carries the data: the second of `select` and `clamp`), the
 /// ops that keep their operand's shape (`copy`, `while`, `reverse`, ...), `transpose`,
-/// `after-all`, `dot` (of the lhs type), `pad` and `concatenate`.
+/// `after-all`, `dot` (of the lhs type), `pad` and `concatenate`. (A `call` takes its
+/// computation's root shape, in [`Parser::instruction_rhs`].)
 fn infer_shape<'s>(i: &Instruction, instrs: &'s [Instruction]) -> Result<Shape, String> {
     let operand = |k: usize| -> Result<&'s Shape, String> {
         i.operands.get(k).map(|&o| &instrs[o].shape).ok_or_else(|| {
@@ -890,7 +891,29 @@ impl<'a> Parser<'a> {
         } else {
             Vec::new()
         };
-        if inferred {
+        if inferred && opcode == Opcode::Call {
+            // The called computation's root shape, when it is already read.
+            let callee = refs
+                .iter()
+                .find(|r| {
+                    instr
+                        .attrs
+                        .get(r.attr)
+                        .is_some_and(|(k, _)| k == "to_apply")
+                })
+                .and_then(|r| self.comp_names.get(r.name))
+                .map(|&id| &self.comps[id]);
+            instr.shape = match callee {
+                Some(c) => c.instructions[c.root].shape.clone(),
+                None => {
+                    return err_at(
+                        op_at,
+                        "the result shape of call is left out and its to_apply computation is \
+                         not read yet: write the shape, or the computation first",
+                    )
+                }
+            };
+        } else if inferred {
             instr.shape = infer_shape(&instr, instrs).or_else(|why| err_at(op_at, why))?;
         }
         // XLA reads a broadcast of a scalar without `dimensions=` as `dimensions={}`: so does
@@ -1031,6 +1054,10 @@ impl<'a> Parser<'a> {
                             format!("{key} takes true or false, found {}", c.describe_here()),
                         );
                     }
+                }
+                // collective-permute's slice_sizes is a list of lists (`{{128,32}}`): verbatim.
+                AttrKind::Ints if c.b[c.pos..].starts_with(b"{{") => {
+                    Attr::Raw(c.raw_value(key)?.to_string())
                 }
                 AttrKind::Ints => Attr::Ints(c.int_list(key)?),
                 AttrKind::Str => Attr::Str(c.string(key)?),

@@ -747,3 +747,26 @@ fn dot_pad_and_concatenate_shapes_are_inferred_as_xla_infers_them() {
         "(f32[2,3,5], f32[5,5,7], f32[2,6,4])"
     );
 }
+
+/// A call without a result shape takes its computation's root shape; collective-permute's
+/// `slice_sizes={{128,32}}` is kept verbatim.
+#[test]
+fn a_call_takes_its_computations_shape_and_nested_slice_sizes_are_read() {
+    let m = parse_ok("HloModule m\nf {\n  a = f32[2] parameter(0)\n  ROOT n = f32[2] negate(a)\n}\nENTRY e {\n  p = f32[2] parameter(0)\n  c = call(p), to_apply=f\n  ROOT q = f32[2] collective-permute(c), source_target_pairs={{0,1}}, slice_sizes={{2}}\n}\n");
+    let e = &m.computations[1];
+    assert_eq!(
+        crate::print::shape_to_string(&e.instructions[1].shape),
+        "f32[2]"
+    );
+    assert_eq!(
+        e.instructions[2].attr("slice_sizes"),
+        Some(&Attr::Raw("{{2}}".into()))
+    );
+    assert_eq!(parse_ok(&module_to_string(&m)), m);
+    assert_err_at(
+        "HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT c = call(p), to_apply=f\n}\nf {\n  a = f32[2] parameter(0)\n  ROOT n = f32[2] negate(a)\n}\n",
+        4,
+        12,
+        "not read yet",
+    );
+}
