@@ -836,6 +836,12 @@ impl<'m> Ctx<'m> {
             O::Clamp => SetValue::array(self.clamp(&**a(0)?, &**a(1)?, &**a(2)?)?),
             O::Convert => SetValue::array(self.convert(i, &**a(0)?)?),
             O::Iota if i.shape.as_array().is_some_and(|a| a.ty.is_float()) => {
+                let n = i.shape.as_array().map_or(0, |a| {
+                    a.dims
+                        .iter()
+                        .fold(1u64, |n, &d| n.saturating_mul(d.max(0) as u64))
+                });
+                self.step(n)?;
                 SetValue::array(float_iota(i)?)
             }
             O::BitcastConvert | O::Iota | O::RngBitGenerator | O::GetDimensionSize => {
