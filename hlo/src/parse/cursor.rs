@@ -106,20 +106,27 @@ impl<'a> Cursor<'a> {
             if self.name_chars().is_empty() || !self.eat(b'=')? {
                 return Ok(false);
             }
-            self.skip_ws()?;
-            // An opcode and '(' where XLA infers the shape; else a shape, then those.
-            let at = self.pos;
-            if !self.name_chars().is_empty() && self.peek() == Some(b'(') {
-                return Ok(true);
-            }
-            self.pos = at;
-            self.shape(0)?;
-            self.skip_ws()?;
-            Ok(!self.name_chars().is_empty() && self.peek() == Some(b'('))
+            Ok(self.opcode_after_optional_shape().is_some())
         })()
         .unwrap_or(false);
         self.pos = save;
         found
+    }
+
+    /// After blanks: a result shape (which XLA may leave out), then a word and its `(`: the
+    /// word (an instruction's opcode, as its text has it); the cursor is left anywhere.
+    pub fn opcode_after_optional_shape(&mut self) -> Option<&'a str> {
+        self.skip_ws().ok()?;
+        let at = self.pos;
+        let word = self.name_chars();
+        if !word.is_empty() && self.peek() == Some(b'(') {
+            return Some(word);
+        }
+        self.pos = at;
+        self.shape(0).ok()?;
+        self.skip_ws().ok()?;
+        let word = self.name_chars();
+        (!word.is_empty() && self.peek() == Some(b'(')).then_some(word)
     }
 
     /// Skips blanks and block comments on the current line (not newlines).

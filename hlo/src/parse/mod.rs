@@ -945,17 +945,7 @@ impl<'a> Parser<'a> {
     /// The opcode of a nested instruction starting here (an optional shape, then an opcode and
     /// its `(`); the cursor is left anywhere.
     fn nested_opcode(&mut self) -> Option<Opcode> {
-        let c = &mut self.c;
-        let start = c.pos;
-        let word = c.name_chars();
-        if let Some(op) = Opcode::from_name(word).filter(|_| c.peek() == Some(b'(')) {
-            return Some(op);
-        }
-        c.pos = start;
-        c.shape(0).ok()?;
-        c.skip_ws().ok()?;
-        let word = c.name_chars();
-        Opcode::from_name(word).filter(|_| c.peek() == Some(b'('))
+        Opcode::from_name(self.c.opcode_after_optional_shape()?)
     }
 
     /// A fresh name for a nested instruction (`negate.anon`, `negate.anon.1`, ... as XLA names
