@@ -643,6 +643,43 @@ fn a_complex_infinity_may_have_any_other_part_and_only_an_infinity() {
     assert_eq!(no_overflow.kind, VerdictKind::Mismatch, "{no_overflow:?}");
 }
 
+/// A complex product whose plain formula is NaN in both parts while a partial product
+/// overflows: C's complex multiplication (Annex G.5.1) recovers an infinity, counting the NaN
+/// operand part as 0, and XLA CPU's complex dot does so (nightly at seed 6931471: the imaginary
+/// part of (NaN, -3.4e38) * (-3.4e38, -0.54) is inf, where the oracle's is NaN). Without an
+/// overflow nothing is recovered: an infinite imaginary part of (NaN, 2) * (3, 0.5) is a
+/// mismatch, in a dot and in an elementwise multiply.
+#[test]
+fn a_nan_complex_product_may_be_recovered_as_an_infinity_only_past_an_overflow() {
+    let module = |root: &str| {
+        hlo::parse::parse_module(&format!(
+            "HloModule d\n\nENTRY main {{\n  a = c64[1] parameter(0)\n  b = c64[1] \
+             parameter(1)\n  {root}\n  ROOT r = f32[1] imag(k)\n}}\n"
+        ))
+        .unwrap()
+    };
+    let dot = module("k = c64[1] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}");
+    let multiply = module("k = c64[1] multiply(a, b)");
+    let overflowing = [
+        c64_array(&[(f32::NAN, -3.4028235e38)]),
+        c64_array(&[(-3.4028235e38, -0.54283106)]),
+    ];
+    let small = [c64_array(&[(f32::NAN, 2.0)]), c64_array(&[(3.0, 0.5)])];
+    let inf = || xla_result(f32_array(vec![1], &[f32::INFINITY]));
+    for m in [&dot, &multiply] {
+        let recovered = judge_outcome(m, &overflowing, inf());
+        assert!(!recovered.is_bug(), "{recovered:?}");
+        let finite = judge_outcome(m, &overflowing, xla_result(f32_array(vec![1], &[1.0])));
+        assert_eq!(finite.kind, VerdictKind::Mismatch, "{finite:?}");
+        let not_recovered = judge_outcome(m, &small, inf());
+        assert_eq!(
+            not_recovered.kind,
+            VerdictKind::Mismatch,
+            "{not_recovered:?}"
+        );
+    }
+}
+
 /// c64 logistic next to its pole at z = i*pi (seen on XLA CPU in the nightly at seed 9163523):
 /// XLA expands it to 1 / (1 + exp(-z)), and one ulp of the exp's real part moves the result by
 /// 0.04 of 578. The set follows the expansion op by op, so XLA's value is legitimate; a value

@@ -2651,6 +2651,9 @@ struct CTerms {
     /// Per part, how many real products may be subnormal ([`Tiny`]).
     tiny: [Tiny; 2],
     inf: bool,
+    /// The largest format maximum at which a product may be recovered as an infinity
+    /// ([`annex_g_recovery`]).
+    recover_at: f64,
 }
 
 impl CTerms {
@@ -2658,10 +2661,13 @@ impl CTerms {
         if self.inf {
             return CSet::top(Why::COMPLEX_INF);
         }
-        let (re, im) = (
+        let (mut re, mut im) = (
             self.tiny[0].flushed(self.re.finish(fmt, fmt), fmt, sub),
             self.tiny[1].flushed(self.im.finish(fmt, fmt), fmt, sub),
         );
+        if self.recover_at >= fmt.max {
+            (re, im) = (recovered(re), recovered(im));
+        }
         // XLA CPU's complex matrix products scale the sum by alpha = 1+0i, as a GEMM defines
         // its result (alpha * A * B; measured on jaxlib 0.10.2: c64[m,2] x c64[3,2] for m of 1
         // to 8 and c64[5698,23] x c64[9,23] give (NaN, NaN) where the vector product of the
@@ -2691,6 +2697,7 @@ impl crate::dot::Accumulate<CSet> for CTerms {
             im: SumAcc::from_zero(),
             tiny: [Tiny::default(); 2],
             inf: false,
+            recover_at: f64::NEG_INFINITY,
         }
     }
     fn mul_add(mut self, a: CSet, b: CSet) -> Self {
@@ -2701,6 +2708,8 @@ impl crate::dot::Accumulate<CSet> for CTerms {
             (1, exact_product(a.re, b.im)),
             (1, exact_product(a.im, b.re)),
         ];
+        let p = products.map(|(_, p)| p);
+        self.recover_at = self.recover_at.max(annex_g_recovery(&a, &b, p));
         for (part, p) in products {
             self.tiny[part].count(&p);
             if part == 0 {
@@ -2714,6 +2723,45 @@ impl crate::dot::Accumulate<CSet> for CTerms {
     fn pad(self, _b: CSet) -> Self {
         CTerms { inf: true, ..self }
     }
+}
+
+/// C's complex multiplication (Annex G.5.1 of the C standard, as compiler-rt's and libgcc's
+/// `__mulsc3` implement it) recovers an infinity where the plain formula gives NaN in both
+/// parts while an operand part is infinite or a partial product overflowed, counting the
+/// operands' NaN parts as 0. XLA CPU's complex dot does (measured on jaxlib 0.10.2 and the
+/// 0.11.2 PJRT plugin, nightly at seed 6931471: c64 (NaN, -3.4e38) * (-3.4e38, -0.54) gives
+/// (-inf, inf) in a batched dot, (NaN, NaN) in an elementwise multiply). Returns the largest
+/// format maximum at which it may happen for `a * b` with the partial products `p` (re*re,
+/// -im*im, re*im, im*re; -inf when it cannot): both parts must possibly be NaN, directly or as
+/// the difference of two overflowing products, and something must overflow or be infinite.
+fn annex_g_recovery(a: &CSet, b: &CSet, p: [FSet; 4]) -> f64 {
+    let part = |x: &FSet, y: &FSet| {
+        if x.nan || y.nan {
+            f64::INFINITY
+        } else {
+            x.max_abs().min(y.max_abs())
+        }
+    };
+    let operand_inf = [a.re, a.im, b.re, b.im]
+        .iter()
+        .any(|s| s.may_be_pos_inf() || s.may_be_neg_inf());
+    let largest = if operand_inf {
+        f64::INFINITY
+    } else {
+        p.iter().map(FSet::max_abs).fold(0.0, f64::max)
+    };
+    let both_nan = part(&p[0], &p[1]).min(part(&p[2], &p[3]));
+    if both_nan == 0.0 {
+        return f64::NEG_INFINITY;
+    }
+    largest.min(both_nan)
+}
+
+/// A part of a complex product that [`annex_g_recovery`] may have made an infinity.
+fn recovered(s: FSet) -> FSet {
+    s.hull(FSet::point(f64::INFINITY))
+        .hull(FSet::point(f64::NEG_INFINITY))
+        .because(Why::COMPLEX_INF)
 }
 
 /// A float iota: each index as its type holds it, as arithmetic's results are rounded (a value
@@ -3272,11 +3320,21 @@ fn complex_binary(
         }
         O::Multiply => {
             let m = |x, y| arith::multiply(fmt, x, y, sub);
-            let re = arith::subtract(fmt, m(a.re, b.re), m(a.im, b.im), sub);
-            let im = arith::add(fmt, m(a.re, b.im), m(a.im, b.re), sub);
+            let p = [
+                m(a.re, b.re),
+                arith::negate(m(a.im, b.im)),
+                m(a.re, b.im),
+                m(a.im, b.re),
+            ];
+            let re = arith::add(fmt, p[0], p[1], sub);
+            let im = arith::add(fmt, p[2], p[3], sub);
             let mut c = CSet { re, im, inf: false };
             // C leaves the other part of an infinite product unspecified.
             c.inf = infinite(&c);
+            // A recovered infinity is infinite or NaN in both parts: no part is unspecified.
+            if annex_g_recovery(a, b, p) >= fmt.max {
+                (c.re, c.im) = (recovered(c.re), recovered(c.im));
+            }
             c
         }
         _ => with_daz(fmt, sub, &[a, b], |v| {
