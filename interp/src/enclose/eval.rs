@@ -2594,6 +2594,15 @@ impl Tiny {
         }
     }
 
+    /// [`Tiny::count`] of one exact value.
+    fn count_point(&mut self, p: f64) {
+        let a = p.abs();
+        if a != 0.0 && a < f32::MIN_POSITIVE as f64 {
+            self.f32 += 1;
+            self.f64 += u32::from(a < f64::MIN_POSITIVE);
+        }
+    }
+
     /// `s` widened by what flushing the subnormal products may move it (when `sub` flushes).
     fn flushed(&self, s: FSet, fmt: &Format, sub: Subnormals) -> FSet {
         let (n, min) = if fmt.ty == PrimitiveType::F64 {
@@ -2611,6 +2620,17 @@ impl Tiny {
         ))
         .because(Why::FLUSH)
     }
+}
+
+/// The product of two finite points where f64 holds it exactly (always for operands of f32
+/// and narrower types, short of an f64 underflow): most of a dot's terms, summed without set
+/// arithmetic.
+fn exact_point_product(a: &FSet, b: &FSet) -> Option<f64> {
+    if !(a.is_point() && b.is_point() && a.lo.is_finite() && b.lo.is_finite()) {
+        return None;
+    }
+    let p = arith::mul_ex(a.lo, b.lo);
+    (p.e == 0.0 && p.r.is_finite()).then_some(p.r)
 }
 
 /// The exact product of two sets (rounded outward in f64, a hair wider than exact).
@@ -2631,6 +2651,11 @@ impl crate::dot::Accumulate<FSet> for Terms {
         }
     }
     fn mul_add(mut self, a: FSet, b: FSet) -> Self {
+        if let Some(p) = exact_point_product(&a, &b) {
+            self.tiny.count_point(p);
+            self.sum.add_exact(p, a.why | b.why);
+            return self;
+        }
         let p = exact_product(a, b);
         self.tiny.count(&p);
         self.sum.add(p);

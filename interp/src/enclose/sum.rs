@@ -145,6 +145,33 @@ impl SumAcc {
         }
     }
 
+    /// Adds a term that is one finite value (the same as `add(FSet::point(x))`, without the
+    /// set: a dot's exact products).
+    pub fn add_exact(&mut self, x: f64, why: Why) {
+        debug_assert!(x.is_finite());
+        self.terms += 1;
+        self.why |= why;
+        let neg_zero = x == 0.0 && x.is_sign_negative();
+        if x != 0.0 {
+            self.zeros_only = false;
+        }
+        if !neg_zero {
+            self.all_neg_zero = false;
+        }
+        if x == 0.0 && !neg_zero {
+            self.any_pos_zero = true;
+        }
+        self.n += 1.0;
+        self.lo.add(x);
+        self.hi.add(x);
+        self.mag.add(x.abs());
+        if x > 0.0 {
+            self.pos.add(x);
+        } else if x < 0.0 {
+            self.neg.add(x);
+        }
+    }
+
     /// A term that may be absent (a window or scatter that may not select it): its set and a
     /// zero.
     pub fn add_optional(&mut self, t: FSet) {
@@ -444,6 +471,31 @@ mod tests {
             a.add(t);
         }
         a.finish(accumulation(ty), accumulation(ty))
+    }
+
+    /// `add_exact` is `add` of the point, to the bit, for every kind of finite term.
+    #[test]
+    fn an_exact_term_sums_as_its_point() {
+        let values = [
+            0.0, -0.0, 1.0, -2.5, 3e38, -3e38, 1e-40, -1e-45, 1e300, -7.25, 65504.0, 5e-324,
+        ];
+        let mut state = 0x9e3779b97f4a7c15u64;
+        for round in 0..200 {
+            let mut by_set = SumAcc::from_zero();
+            let mut by_value = SumAcc::from_zero();
+            for _ in 0..(round % 9) {
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let x = values[(state >> 33) as usize % values.len()];
+                by_set.add(FSet::point(x));
+                by_value.add_exact(x, Why::NONE);
+            }
+            for ty in [T::F32, T::Bf16, T::F64] {
+                let (a, f) = (accumulation(ty), accumulation(ty));
+                assert_eq!(by_set.finish(a, f), by_value.finish(a, f), "round {round}");
+            }
+        }
     }
 
     #[test]
