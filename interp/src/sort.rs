@@ -13,10 +13,23 @@ use crate::{attrs, invalid, Result};
 use hlo::{Instruction, Opcode, Shape, TypeClass};
 
 /// Stable merge sort of `v` with a fallible "less than".
+///
+/// A comparator that holds for an element and itself is no strict weak order, and XLA leaves
+/// the order undefined then (XLA CPU sorts with the C++ library, which requires one: C++
+/// [alg.sorting.general]); there is no result to compare against, so it is unsupported (a
+/// minimizer reducing `a > b or (a == b and c > d)` to `a == b` made one).
 fn merge_sort(
     v: &mut Vec<usize>,
     less: &mut dyn FnMut(usize, usize) -> Result<bool>,
 ) -> Result<()> {
+    for &x in v.iter() {
+        if less(x, x)? {
+            return Err(crate::unsupported(format!(
+                "a sort comparator that is no strict weak order: it holds for element {x} and \
+                 itself, and XLA leaves the order undefined"
+            )));
+        }
+    }
     let n = v.len();
     let mut buf = v.clone();
     let mut width = 1;

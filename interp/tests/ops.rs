@@ -446,3 +446,35 @@ fn select_and_scatter_ties_follow_the_scan_or_the_variant() {
     assert_eq!(run("LT", Some(Last)), at(0));
     assert_eq!(run("EQ", None), at(4));
 }
+
+/// A comparator that holds for an element and itself (here `a == b`, from a minimizer that
+/// reduced a lexicographic `a > b or (a == b and c > d)`) is no strict weak order: XLA leaves
+/// the order undefined, so the oracle has no result to offer and says so; the lexicographic
+/// comparator it came from sorts.
+#[test]
+fn a_sort_comparator_that_is_no_strict_weak_order_is_unsupported() {
+    let text = |root: &str| {
+        format!(
+            "HloModule m\n\n%c (a: f32[], b: f32[], c: f32[], d: f32[]) -> pred[] {{\n  %a = f32[] \
+             parameter(0)\n  %b = f32[] parameter(1)\n  %c = f32[] parameter(2)\n  %d = f32[] \
+             parameter(3)\n  %gt = pred[] compare(%a, %b), direction=GT\n  %eq = pred[] \
+             compare(%a, %b), direction=EQ\n  %gt2 = pred[] compare(%c, %d), direction=GT\n  \
+             %and = pred[] and(%eq, %gt2)\n  %or = pred[] or(%gt, %and)\n  ROOT %r = pred[] \
+             copy({root})\n}}\n\nENTRY %main (k: f32[4], v: f32[4]) -> f32[4] {{\n  %k = f32[4] \
+             parameter(0)\n  %v = f32[4] parameter(1)\n  %s = (f32[4], f32[4]) sort(%k, %v), \
+             dimensions={{0}}, is_stable=true, to_apply=%c\n  ROOT %g = f32[4] \
+             get-tuple-element(%s), index=1\n}}\n"
+        )
+    };
+    let inputs = [
+        f32s(&[4], &[1.0, 0.0, 0.0, 0.0]),
+        f32s(&[4], &[-5.5, 3.75, 2.5, -7.75]),
+    ];
+    let r = eval(&text("%or"), &inputs).unwrap();
+    assert_eq!(vals(&r), vec![-5.5, 3.75, 2.5, -7.75]);
+    let e = eval(&text("%eq"), &inputs).unwrap_err();
+    assert!(
+        matches!(e, interp::EvalError::Unsupported { .. }) && e.to_string().contains("strict weak"),
+        "{e}"
+    );
+}
