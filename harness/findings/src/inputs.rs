@@ -1616,6 +1616,40 @@ mod tests {
         );
     }
 
+    /// A literal file whose arrays all point at the same bytes was read as one copy per array:
+    /// 2.5 MB of file (1 MiB of data, 20,000 arrays) allocated 20 GB. Each array's bytes are
+    /// its own, so the arrays may declare no more than the data section holds.
+    #[test]
+    fn a_literal_file_whose_arrays_share_bytes_is_refused() {
+        let lit = |n: usize| {
+            let d = r#"{"array":{"ty":"f32","dims":[256],"offset":0,"bytes":1024}}"#;
+            let header = format!(r#"{{"literals":[{}]}}"#, vec![d; n].join(","));
+            let mut lit = b"HLODLIT1".to_vec();
+            lit.extend((header.len() as u32).to_le_bytes());
+            lit.extend(header.as_bytes());
+            lit.extend([0u8; 1024]);
+            lit
+        };
+        let r = read_inputs_bytes(&lit(1)).unwrap();
+        assert_eq!(r.literals.len(), 1);
+        for n in [2, 3, 20_000] {
+            let e = read_inputs_bytes(&lit(n)).map(|r| r.literals).unwrap_err();
+            assert!(
+                e.contains("declare more bytes than the 1024 of the data section"),
+                "{n}: {e}"
+            );
+        }
+        // A tuple's elements share the one budget too.
+        let d = r#"{"array":{"ty":"f32","dims":[256],"offset":0,"bytes":1024}}"#;
+        let header = format!(r#"{{"literals":[{{"tuple":[{d},{d}]}}]}}"#);
+        let mut tuple = b"HLODLIT1".to_vec();
+        tuple.extend((header.len() as u32).to_le_bytes());
+        tuple.extend(header.as_bytes());
+        tuple.extend([0u8; 1024]);
+        let e = read_inputs_bytes(&tuple).map(|r| r.literals).unwrap_err();
+        assert!(e.contains("declare more bytes"), "{e}");
+    }
+
     #[test]
     fn text_lines_are_still_read() {
         let r = read_inputs_bytes(b"f32[2]\t{1, 2}\n").unwrap();
