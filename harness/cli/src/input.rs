@@ -22,8 +22,8 @@ pub fn verify(path: &Path, module: &Module) -> Result<(), Failure> {
 
 /// Reads, parses and verifies an HLO module; errors name file:line:col.
 pub fn load_module(path: &Path) -> Result<(String, Module), Failure> {
-    let bytes =
-        std::fs::read(path).map_err(|e| Failure::bad_input(format!("{}: {e}", path.display())))?;
+    let bytes = findings::inputs::read_file_within(path, interp::DEFAULT_MAX_BYTES)
+        .map_err(Failure::bad_input)?;
     // An `HloModuleProto` (`--xla_dump_hlo_as_proto`'s `.hlo.pb`, detected by content): the
     // module XLA wrote, as our printer writes it (the text every backend is handed).
     if hlo::proto::looks_like_module_proto(&bytes) {
