@@ -1709,6 +1709,23 @@ mod tests {
         assert_eq!(r.literals, vec![f32s(vec![2], &[1., 2.])]);
     }
 
+    /// Text-line errors name the file, line and column (`file:line:col`) as proto text errors
+    /// do; they were `file: line 2: literal: 1:6: ...`, the column counted within the literal.
+    #[test]
+    fn text_line_errors_carry_file_line_and_column() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("in.txt");
+        for (text, want) in [
+            ("f32[2]\t{1, 2}\nf32[2]\t{1, x}\n", ":2:12: literal: "),
+            ("f32[2]\t{1, 2}\n  f32[2,]\t{1, 2}\n", ":2:9: shape: "),
+            ("f32[2] {1, 2}\n", ":1:1: expected <shape><TAB><literal>"),
+        ] {
+            std::fs::write(&p, text).unwrap();
+            let e = read_inputs_file(&p).map(|r| r.literals).unwrap_err();
+            assert!(e.starts_with(&format!("{}{want}", p.display())), "{e}");
+        }
+    }
+
     #[test]
     fn text_lines_are_still_read() {
         let r = read_inputs_bytes(b"f32[2]\t{1, 2}\n").unwrap();
