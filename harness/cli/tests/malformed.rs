@@ -214,6 +214,36 @@ fn a_closed_stdout_ends_quietly() {
     }
 }
 
+/// `hlo-diff check DIR 2>&1 | head -c10`: the closed pipe on stderr (the failures are named
+/// there) panicked, exit 101. It ends as a closed stdout does, by SIGPIPE.
+#[test]
+fn a_closed_stderr_ends_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    // 2,000 files that do not parse: more than a pipe holds of messages on stderr.
+    for k in 0..2000 {
+        std::fs::write(dir.path().join(format!("bad{k}.hlo")), "not HLO\n").unwrap();
+    }
+    let mut child = hlo_diff()
+        .arg("check")
+        .arg(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let mut first = [0u8; 10];
+    stderr.read_exact(&mut first).unwrap();
+    drop(stderr);
+    let status = child.wait().unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(13), "{status:?}");
+    }
+    #[cfg(not(unix))]
+    assert_ne!(status.code(), Some(101), "{status:?}");
+}
+
 fn empty_store(dir: &Path) {
     std::fs::create_dir_all(dir.join("findings")).unwrap();
 }
