@@ -22,8 +22,8 @@ pub fn verify(path: &Path, module: &Module) -> Result<(), Failure> {
 
 /// Reads, parses and verifies an HLO module; errors name file:line:col.
 pub fn load_module(path: &Path) -> Result<(String, Module), Failure> {
-    let bytes =
-        std::fs::read(path).map_err(|e| Failure::bad_input(format!("{}: {e}", path.display())))?;
+    let bytes = findings::inputs::read_file_within(path, interp::DEFAULT_MAX_BYTES)
+        .map_err(Failure::bad_input)?;
     // An `HloModuleProto` (`--xla_dump_hlo_as_proto`'s `.hlo.pb`, detected by content): the
     // module XLA wrote, as our printer writes it (the text every backend is handed).
     if hlo::proto::looks_like_module_proto(&bytes) {
@@ -93,9 +93,13 @@ pub fn load_inputs_with(
                 .map_err(|e| Failure::bad_input(format!("generating the inputs: {e}")))?
         }
     };
+    // Inputs that do not fit the parameters are the input file's error: it is named.
+    let file = path
+        .map(|p| format!("{}: ", p.display()))
+        .unwrap_or_default();
     if params.len() != inputs.len() {
         return Err(Failure::bad_input(format!(
-            "the module has {} parameters but {} inputs were given",
+            "{file}the module has {} parameters but {} inputs were given",
             params.len(),
             inputs.len()
         )));
@@ -103,7 +107,7 @@ pub fn load_inputs_with(
     for (k, (s, l)) in params.iter().zip(&inputs).enumerate() {
         if !s.compatible(&l.shape()) {
             return Err(Failure::bad_input(format!(
-                "input {k} is {} but parameter {k} is {}",
+                "{file}input {k} is {} but parameter {k} is {}",
                 l.shape(),
                 s
             )));

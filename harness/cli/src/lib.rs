@@ -58,6 +58,25 @@ pub fn write_stdout(args: std::fmt::Arguments) {
     std::process::exit(Exit::BadInput as i32);
 }
 
+/// Makes writing to a closed stderr end the process as [`write_stdout`] does on a closed stdout
+/// (`hlo-diff check DIR 2>&1 | head` panicked, exit 101). `eprintln!`, wherever it runs (this
+/// crate, the harness libraries, worker threads), panics with `failed printing to stderr:
+/// <error>` when the write fails; this panic hook turns that panic, on a broken pipe, into the
+/// death by SIGPIPE a shell expects. Every other panic goes to the hook installed before.
+/// Both binaries call it first.
+pub fn end_quietly_on_closed_pipes() {
+    let broken_pipe = format!(": {}", std::io::Error::from_raw_os_error(libc::EPIPE));
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if info.payload_as_str().is_some_and(|m| {
+            m.starts_with("failed printing to std") && m.ends_with(broken_pipe.as_str())
+        }) {
+            die_of_sigpipe();
+        }
+        previous(info)
+    }));
+}
+
 /// Ends the process as a closed pipe ends a program that does not ignore SIGPIPE.
 fn die_of_sigpipe() -> ! {
     #[cfg(unix)]

@@ -79,6 +79,36 @@ fn a_literal_file_whose_size_overflows_is_bad_input_not_a_bug() {
     assert!(err.contains("in.lit"), "the error names the file: {err}");
 }
 
+/// Inputs that do not fit the module's parameters (another shape, another count) are the
+/// input file's error, and the message names it (it named neither file nor line before).
+#[test]
+fn inputs_that_do_not_fit_the_parameters_name_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = module(dir.path(), "m.hlo", "f32[4]");
+    for (text, why) in [
+        (
+            "f32[5]\t{1, 2, 3, 4, 5}\n",
+            "input 0 is f32[5] but parameter 0 is f32[4]",
+        ),
+        (
+            "f32[4]\t{1, 2, 3, 4}\nf32[4]\t{1, 2, 3, 4}\n",
+            "the module has 1 parameters but 2 inputs were given",
+        ),
+    ] {
+        let inputs = dir.path().join("in.txt");
+        std::fs::write(&inputs, text).unwrap();
+        let (code, out, err) = run(hlo_diff()
+            .args(["run", "--backends", "interp", "--inputs"])
+            .arg(&inputs)
+            .arg(&m));
+        assert_eq!(code, 2, "{out}{err}");
+        assert!(
+            err.contains(&format!("{}: {why}", inputs.display())),
+            "{err}"
+        );
+    }
+}
+
 /// A non-permutation layout panicked (index out of bounds) or, for [0,0], scrambled the inputs
 /// and gave a verdict; a deeply nested proto overflowed the stack. Both are exit 2 naming the
 /// file (and, in text, line and column).
@@ -182,6 +212,36 @@ fn a_closed_stdout_ends_quietly() {
         }
         assert!(err.is_empty(), "{args:?}: nothing on stderr: {err}");
     }
+}
+
+/// `hlo-diff check DIR 2>&1 | head -c10`: the closed pipe on stderr (the failures are named
+/// there) panicked, exit 101. It ends as a closed stdout does, by SIGPIPE.
+#[test]
+fn a_closed_stderr_ends_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    // 2,000 files that do not parse: more than a pipe holds of messages on stderr.
+    for k in 0..2000 {
+        std::fs::write(dir.path().join(format!("bad{k}.hlo")), "not HLO\n").unwrap();
+    }
+    let mut child = hlo_diff()
+        .arg("check")
+        .arg(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let mut first = [0u8; 10];
+    stderr.read_exact(&mut first).unwrap();
+    drop(stderr);
+    let status = child.wait().unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(13), "{status:?}");
+    }
+    #[cfg(not(unix))]
+    assert_ne!(status.code(), Some(101), "{status:?}");
 }
 
 fn empty_store(dir: &Path) {

@@ -57,10 +57,43 @@ pub struct ReadInputs {
     raw: Vec<bool>,
 }
 
-/// Reads an input file in any of the formats above.
+/// A file's bytes, when it holds at most `max_bytes`: a larger file, or one without end
+/// (`/dev/zero`, a FIFO that keeps writing), is an error naming it after `max_bytes` read,
+/// never an allocation that grows until the process is killed.
+pub fn read_file_within(path: &Path, max_bytes: u64) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let io = |e: std::io::Error| format!("{}: {e}", path.display());
+    let over = || {
+        format!(
+            "{}: larger than the memory budget of {max_bytes} bytes",
+            path.display()
+        )
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    if file.metadata().is_ok_and(|m| m.len() > max_bytes) {
+        return Err(over());
+    }
+    let mut bytes = Vec::new();
+    file.take(max_bytes.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(over());
+    }
+    Ok(bytes)
+}
+
+/// Reads an input file in any of the formats above, within the oracle's memory budget
+/// ([`interp::DEFAULT_MAX_BYTES`]).
 pub fn read_inputs_file(path: &Path) -> Result<ReadInputs, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    read_inputs_bytes(&bytes).map_err(|e| {
+    read_inputs_file_within(path, interp::DEFAULT_MAX_BYTES)
+}
+
+/// [`read_inputs_file`] with a memory budget of `max_bytes`, for the file and for what it
+/// declares.
+pub fn read_inputs_file_within(path: &Path, max_bytes: u64) -> Result<ReadInputs, String> {
+    let bytes = read_file_within(path, max_bytes)?;
+    read_inputs_bytes_within(&bytes, max_bytes).map_err(|e| {
         // A position (`line:col: ...`) joins the file name as `file:line:col`.
         let positioned = e
             .split_once(':')
@@ -1614,6 +1647,83 @@ mod tests {
             e.contains("more bytes than this machine can address"),
             "{e}"
         );
+    }
+
+    /// A literal file whose arrays all point at the same bytes was read as one copy per array:
+    /// 2.5 MB of file (1 MiB of data, 20,000 arrays) allocated 20 GB. Each array's bytes are
+    /// its own, so the arrays may declare no more than the data section holds.
+    #[test]
+    fn a_literal_file_whose_arrays_share_bytes_is_refused() {
+        let lit = |n: usize| {
+            let d = r#"{"array":{"ty":"f32","dims":[256],"offset":0,"bytes":1024}}"#;
+            let header = format!(r#"{{"literals":[{}]}}"#, vec![d; n].join(","));
+            let mut lit = b"HLODLIT1".to_vec();
+            lit.extend((header.len() as u32).to_le_bytes());
+            lit.extend(header.as_bytes());
+            lit.extend([0u8; 1024]);
+            lit
+        };
+        let r = read_inputs_bytes(&lit(1)).unwrap();
+        assert_eq!(r.literals.len(), 1);
+        for n in [2, 3, 20_000] {
+            let e = read_inputs_bytes(&lit(n)).map(|r| r.literals).unwrap_err();
+            assert!(
+                e.contains("declare more bytes than the 1024 of the data section"),
+                "{n}: {e}"
+            );
+        }
+        // A tuple's elements share the one budget too.
+        let d = r#"{"array":{"ty":"f32","dims":[256],"offset":0,"bytes":1024}}"#;
+        let header = format!(r#"{{"literals":[{{"tuple":[{d},{d}]}}]}}"#);
+        let mut tuple = b"HLODLIT1".to_vec();
+        tuple.extend((header.len() as u32).to_le_bytes());
+        tuple.extend(header.as_bytes());
+        tuple.extend([0u8; 1024]);
+        let e = read_inputs_bytes(&tuple).map(|r| r.literals).unwrap_err();
+        assert!(e.contains("declare more bytes"), "{e}");
+    }
+
+    /// An input file was read whole before anything was checked: `--inputs /dev/zero` grew
+    /// until the allocation failed (or the OOM killer came). A file over the budget is an error
+    /// naming it, after at most the budget is read.
+    #[test]
+    fn an_input_file_larger_than_the_budget_is_refused() {
+        let e = read_inputs_file_within(Path::new("/dev/zero"), 1 << 20)
+            .map(|r| r.literals)
+            .unwrap_err();
+        assert_eq!(
+            e, "/dev/zero: larger than the memory budget of 1048576 bytes",
+            "{e}"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("in.txt");
+        std::fs::write(&p, "f32[2]\t{1, 2}\n").unwrap();
+        let e = read_inputs_file_within(&p, 8)
+            .map(|r| r.literals)
+            .unwrap_err();
+        assert!(
+            e.contains("in.txt: larger than the memory budget of 8 bytes"),
+            "{e}"
+        );
+        let r = read_inputs_file_within(&p, 14).unwrap();
+        assert_eq!(r.literals, vec![f32s(vec![2], &[1., 2.])]);
+    }
+
+    /// Text-line errors name the file, line and column (`file:line:col`) as proto text errors
+    /// do; they were `file: line 2: literal: 1:6: ...`, the column counted within the literal.
+    #[test]
+    fn text_line_errors_carry_file_line_and_column() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("in.txt");
+        for (text, want) in [
+            ("f32[2]\t{1, 2}\nf32[2]\t{1, x}\n", ":2:12: literal: "),
+            ("f32[2]\t{1, 2}\n  f32[2,]\t{1, 2}\n", ":2:9: shape: "),
+            ("f32[2] {1, 2}\n", ":1:1: expected <shape><TAB><literal>"),
+        ] {
+            std::fs::write(&p, text).unwrap();
+            let e = read_inputs_file(&p).map(|r| r.literals).unwrap_err();
+            assert!(e.starts_with(&format!("{}{want}", p.display())), "{e}");
+        }
     }
 
     #[test]

@@ -128,8 +128,9 @@ fn ty(op: &str) -> &str {
 }
 
 impl Matcher {
-    /// Whether the matcher constrains anything: one with no key (or only empty lists) would
-    /// claim every bucket, hiding every bug, and is refused when the registry is read.
+    /// Whether the matcher constrains anything: one with no key (or only empty lists, or an
+    /// empty `message_contains`, which every message contains) would claim every bucket,
+    /// hiding every bug, and is refused when the registry is read.
     pub fn constrains_something(&self) -> bool {
         let Matcher {
             kind,
@@ -149,7 +150,7 @@ impl Matcher {
             || !types.is_empty()
             || !culprit.is_empty()
             || !symptom.is_empty()
-            || message_contains.is_some()
+            || message_contains.as_deref().is_some_and(|m| !m.is_empty())
             || backend.is_some()
     }
 
@@ -379,7 +380,12 @@ mod tests {
     /// An empty `[match]` (or one of empty lists) used to claim every bucket, hiding every bug.
     #[test]
     fn a_matcher_that_constrains_nothing_is_an_error_naming_the_file() {
-        for body in ["[match]\n", "[match]\nops_include = []\nculprit = []\n"] {
+        for body in [
+            "[match]\n",
+            "[match]\nops_include = []\nculprit = []\n",
+            // Every message contains the empty string.
+            "[match]\nmessage_contains = \"\"\n",
+        ] {
             let dir = tempfile::tempdir().unwrap();
             std::fs::write(
                 dir.path().join("all.toml"),

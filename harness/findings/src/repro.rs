@@ -169,7 +169,8 @@ pub fn literals_text(inputs: &[Literal]) -> String {
     out
 }
 
-/// Reads [`literals_text`]'s format back; errors name the line.
+/// Reads [`literals_text`]'s format back; errors begin with the position in `text`
+/// (`line:column: `, the column in characters, 1-based), as a file name is joined to.
 pub fn parse_literals_text(text: &str) -> Result<Vec<Literal>, String> {
     let mut out = Vec::new();
     for (n, line) in text.lines().enumerate() {
@@ -178,11 +179,26 @@ pub fn parse_literals_text(text: &str) -> Result<Vec<Literal>, String> {
         }
         let (shape, lit) = line
             .split_once('\t')
-            .ok_or_else(|| format!("line {}: expected <shape><TAB><literal>", n + 1))?;
-        let shape = hlo::parse::parse_shape(shape.trim())
-            .map_err(|e| format!("line {}: shape: {e}", n + 1))?;
-        let l = hlo::parse::parse_literal(lit.trim(), &shape)
-            .map_err(|e| format!("line {}: literal: {e}", n + 1))?;
+            .ok_or_else(|| format!("{}:1: expected <shape><TAB><literal>", n + 1))?;
+        // Where a trimmed part begins in the line, in characters.
+        let start = |part: &str| {
+            line[..part.as_ptr() as usize - line.as_ptr() as usize]
+                .chars()
+                .count()
+        };
+        let at = |part: &str, what: &str, e: hlo::parse::ParseError| {
+            format!(
+                "{}:{}: {what}: {}\n{}\n{}^",
+                n + 1,
+                start(part) + e.column,
+                e.message,
+                e.snippet,
+                " ".repeat(e.caret)
+            )
+        };
+        let (shape, lit) = (shape.trim(), lit.trim());
+        let shape = hlo::parse::parse_shape(shape).map_err(|e| at(shape, "shape", e))?;
+        let l = hlo::parse::parse_literal(lit, &shape).map_err(|e| at(lit, "literal", e))?;
         out.push(l);
     }
     Ok(out)

@@ -32,7 +32,8 @@
 //!             {"array": {"ty": "f32", "dims": [2, 3], "offset": 0, "bytes": 24}}
 //!           | {"tuple": [D, ...]} | "token"
 //! rest      the arrays' bytes (hlo::Literal storage: little-endian, row-major, sub-byte
-//!           types one byte each), at `offset` from the start of this section
+//!           types one byte each), at `offset` from the start of this section; no two
+//!           arrays share bytes
 //! ```
 
 use hlo::{ArrayLiteral, Literal, Module, Opcode, PrimitiveType};
@@ -92,7 +93,11 @@ pub fn encode_literals(literals: &[Literal]) -> Vec<u8> {
     out
 }
 
-fn rebuild(d: &Value, data: &[u8]) -> Result<Literal, LiteralFileError> {
+/// The literal `d` describes, its array bytes taken from `data`. `unclaimed` is how many bytes
+/// of `data` no array has taken yet: each array's bytes are its own (as [`encode_literals`]
+/// writes them), so arrays that together declare more than the data section holds are an
+/// error, never a copy of the same bytes per array (a small file claiming gigabytes).
+fn rebuild(d: &Value, data: &[u8], unclaimed: &mut usize) -> Result<Literal, LiteralFileError> {
     let bad = |m: &str| LiteralFileError::Header(m.to_string());
     if d.as_str() == Some("token") {
         return Ok(Literal::Token);
@@ -100,7 +105,7 @@ fn rebuild(d: &Value, data: &[u8]) -> Result<Literal, LiteralFileError> {
     if let Some(t) = d.get("tuple").and_then(Value::as_array) {
         return Ok(Literal::Tuple(
             t.iter()
-                .map(|e| rebuild(e, data))
+                .map(|e| rebuild(e, data, unclaimed))
                 .collect::<Result<_, _>>()?,
         ));
     }
@@ -137,6 +142,13 @@ fn rebuild(d: &Value, data: &[u8]) -> Result<Literal, LiteralFileError> {
     if end > data.len() {
         return Err(LiteralFileError::Truncated);
     }
+    *unclaimed = unclaimed.checked_sub(bytes).ok_or_else(|| {
+        bad(&format!(
+            "the arrays declare more bytes than the {} of the data section (each array's \
+             bytes are its own)",
+            data.len()
+        ))
+    })?;
     ArrayLiteral::from_bytes(ty, dims, data[offset..end].to_vec())
         .map(Literal::Array)
         .map_err(|e| LiteralFileError::Header(e.to_string()))
@@ -166,7 +178,11 @@ pub fn decode_literals(bytes: &[u8]) -> Result<Vec<Literal>, LiteralFileError> {
         .get("literals")
         .and_then(Value::as_array)
         .ok_or_else(|| LiteralFileError::Header("no \"literals\" list".into()))?;
-    descs.iter().map(|d| rebuild(d, data)).collect()
+    let mut unclaimed = data.len();
+    descs
+        .iter()
+        .map(|d| rebuild(d, data, &mut unclaimed))
+        .collect()
 }
 
 /// Writes literals to a file (atomically).
