@@ -680,6 +680,44 @@ fn a_nan_complex_product_may_be_recovered_as_an_infinity_only_past_an_overflow()
     }
 }
 
+/// A sort by an f32 key, then by an f32 value, whose compares are IEEE: XLA CPU reads the key
+/// -1e-40 as zero (denormals-are-zero; measured on jaxlib 0.10.2 and the 0.11.2 plugin), so it
+/// ties with the -0 keys and the value orders it (-5.5 before -7.75), where the oracle puts it
+/// last. That order is legitimate; another (2.5 before 3.75) is not, and under TOTALORDER,
+/// which XLA CPU keeps for f32 subnormal keys, the tie is a mismatch.
+#[test]
+fn ieee_sort_compares_may_read_a_subnormal_key_as_zero() {
+    let module = |ty: &str| {
+        hlo::parse::parse_module(&format!(
+            "HloModule s\n\n%cmp (a: f32[], b: f32[], c: f32[], d: f32[]) -> pred[] {{\n  %a = \
+             f32[] parameter(0)\n  %b = f32[] parameter(1)\n  %c = f32[] parameter(2)\n  %d = \
+             f32[] parameter(3)\n  %gt = pred[] compare(%a, %b), direction=GT{ty}\n  %eq = pred[] \
+             compare(%a, %b), direction=EQ{ty}\n  %gt2 = pred[] compare(%c, %d), direction=GT{ty}\n  \
+             %and = pred[] and(%eq, %gt2)\n  ROOT %or = pred[] or(%gt, %and)\n}}\n\nENTRY %main \
+             (k: f32[4], v: f32[4]) -> f32[4] {{\n  %k = f32[4] parameter(0)\n  %v = f32[4] \
+             parameter(1)\n  %s = (f32[4], f32[4]) sort(%k, %v), dimensions={{0}}, \
+             is_stable=true, to_apply=%cmp\n  ROOT %g = f32[4] get-tuple-element(%s), index=1\n}}\n"
+        ))
+        .unwrap()
+    };
+    let inputs = [
+        f32_array(vec![4], &[-1e-40, -0.0, -0.0, -0.0]),
+        f32_array(vec![4], &[-5.5, 3.75, 2.5, -7.75]),
+    ];
+    let tie = || xla_result(f32_array(vec![4], &[3.75, 2.5, -5.5, -7.75]));
+    let ieee = module("");
+    let read_as_zero = judge_outcome(&ieee, &inputs, tie());
+    assert!(!read_as_zero.is_bug(), "{read_as_zero:?}");
+    let wrong = judge_outcome(
+        &ieee,
+        &inputs,
+        xla_result(f32_array(vec![4], &[2.5, 3.75, -5.5, -7.75])),
+    );
+    assert_eq!(wrong.kind, VerdictKind::Mismatch, "{wrong:?}");
+    let total = judge_outcome(&module(", type=TOTALORDER"), &inputs, tie());
+    assert_eq!(total.kind, VerdictKind::Mismatch, "{total:?}");
+}
+
 /// c64 logistic next to its pole at z = i*pi (seen on XLA CPU in the nightly at seed 9163523):
 /// XLA expands it to 1 / (1 + exp(-z)), and one ulp of the exp's real part moves the result by
 /// 0.04 of 578. The set follows the expansion op by op, so XLA's value is legitimate; a value
