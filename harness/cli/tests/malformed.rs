@@ -26,6 +26,14 @@ fn run(cmd: &mut Command) -> (i32, String, String) {
     )
 }
 
+/// `hlo-diff run --backends interp --inputs INPUTS MODULE`.
+fn run_on_interp(module: &Path, inputs: &Path) -> (i32, String, String) {
+    run(hlo_diff()
+        .args(["run", "--backends", "interp", "--inputs"])
+        .arg(inputs)
+        .arg(module))
+}
+
 fn module(dir: &Path, name: &str, shape: &str) -> std::path::PathBuf {
     let p = dir.join(name);
     std::fs::write(
@@ -71,10 +79,7 @@ fn a_literal_file_whose_size_overflows_is_bad_input_not_a_bug() {
     lit.extend(header);
     let inputs = dir.path().join("in.lit");
     std::fs::write(&inputs, lit).unwrap();
-    let (code, out, err) = run(hlo_diff()
-        .args(["run", "--backends", "interp", "--inputs"])
-        .arg(&inputs)
-        .arg(&m));
+    let (code, out, err) = run_on_interp(&m, &inputs);
     assert_eq!(code, 2, "{out}{err}");
     assert!(err.contains("in.lit"), "the error names the file: {err}");
 }
@@ -97,10 +102,7 @@ fn inputs_that_do_not_fit_the_parameters_name_the_file() {
     ] {
         let inputs = dir.path().join("in.txt");
         std::fs::write(&inputs, text).unwrap();
-        let (code, out, err) = run(hlo_diff()
-            .args(["run", "--backends", "interp", "--inputs"])
-            .arg(&inputs)
-            .arg(&m));
+        let (code, out, err) = run_on_interp(&m, &inputs);
         assert_eq!(code, 2, "{out}{err}");
         assert!(
             err.contains(&format!("{}: {why}", inputs.display())),
@@ -128,10 +130,7 @@ fn malformed_literal_protos_are_bad_input_naming_the_file() {
             format!("arguments {{\n shape {{ element_type: F32 dimensions: 2 dimensions: 3 layout {{ minor_to_major: {m2m} }} }}\n f32s: [1, 4, 2, 5, 3, 6]\n}}\n"),
         )
         .unwrap();
-        let (code, out, err) = run(hlo_diff()
-            .args(["run", "--backends", "interp", "--inputs"])
-            .arg(&inputs)
-            .arg(&m));
+        let (code, out, err) = run_on_interp(&m, &inputs);
         assert_eq!(code, 2, "{m2m}: {out}{err}");
         assert!(
             err.contains("in.pbtxt") && err.contains("not a permutation"),
@@ -145,10 +144,7 @@ fn malformed_literal_protos_are_bad_input_naming_the_file() {
         format!("arguments {}{}", "{ a ".repeat(deep), "}".repeat(deep)),
     )
     .unwrap();
-    let (code, out, err) = run(hlo_diff()
-        .args(["run", "--backends", "interp", "--inputs"])
-        .arg(&inputs)
-        .arg(&m));
+    let (code, out, err) = run_on_interp(&m, &inputs);
     assert_eq!(code, 2, "{out}{err}");
     assert!(
         err.contains(&format!("{}:1:", inputs.display())) && err.contains("nested deeper"),

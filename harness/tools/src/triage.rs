@@ -1283,6 +1283,22 @@ mod flaky_tests {
     use std::collections::HashMap;
     use std::sync::{Arc, Mutex};
 
+    /// `minimize_case` of `text` on f32[4] zeros, with `backend` beside the oracle.
+    fn minimize_on(
+        backend: Arc<dyn Backend>,
+        text: &str,
+    ) -> Result<super::Minimized, judge::Verdict> {
+        let module = hlo::parse::parse_module(text).unwrap();
+        let x = hlo::Literal::Array(
+            hlo::ArrayLiteral::zeros(hlo::PrimitiveType::F32, vec![4]).unwrap(),
+        );
+        let case = Case {
+            module,
+            inputs: vec![x],
+        };
+        minimize_case(&Runner::new(vec![backend]), case, &Options::default()).unwrap()
+    }
+
     /// A backend whose crash shows on every other run of the same module (the 1st, 3rd, ...),
     /// as a crash that depends on the heap does: a module with a `multiply` crashes at execute,
     /// any other runs as the oracle does.
@@ -1337,26 +1353,13 @@ mod flaky_tests {
     /// shows what its reruns show (here: no bug).
     #[test]
     fn a_crash_that_does_not_show_again_is_not_the_cases() {
-        let m = hlo::parse::parse_module(
-            "HloModule f\n\nENTRY main {\n  x = f32[4] parameter(0)\n  ROOT n = f32[4] negate(x)\n}\n",
-        )
-        .unwrap();
-        let x = hlo::Literal::Array(
-            hlo::ArrayLiteral::zeros(hlo::PrimitiveType::F32, vec![4]).unwrap(),
-        );
         let backend = Arc::new(PoisonedOnce {
             runs: Mutex::new(0),
         });
-        let runner = Runner::new(vec![backend as Arc<dyn Backend>]);
-        let v = minimize_case(
-            &runner,
-            Case {
-                module: m,
-                inputs: vec![x],
-            },
-            &Options::default(),
+        let v = minimize_on(
+            backend,
+            "HloModule f\n\nENTRY main {\n  x = f32[4] parameter(0)\n  ROOT n = f32[4] negate(x)\n}\n",
         )
-        .unwrap()
         .expect_err("no bug to minimize");
         assert_eq!(v.kind, judge::VerdictKind::Match, "{v:?}");
     }
@@ -1366,31 +1369,20 @@ mod flaky_tests {
     /// minimized module is kept, not the original.
     #[test]
     fn a_bug_that_shows_in_some_runs_keeps_its_minimized_module() {
-        let m = hlo::parse::parse_module(
+        let backend = Arc::new(EveryOtherRun {
+            runs: Mutex::new(HashMap::new()),
+        });
+        let min = minimize_on(
+            backend,
             "HloModule f\n\nENTRY main {\n  x = f32[4] parameter(0)\n  n = f32[4] negate(x)\n  \
              e = f32[4] exponential(n)\n  m = f32[4] multiply(x, x)\n  a = f32[4] add(m, e)\n  \
              ROOT t = (f32[4], f32[4]) tuple(a, e)\n}\n",
         )
         .unwrap();
-        let x = hlo::Literal::Array(
-            hlo::ArrayLiteral::zeros(hlo::PrimitiveType::F32, vec![4]).unwrap(),
+        let (before, after) = (
+            min.stats.instructions_before,
+            min.case.module.instruction_count(),
         );
-        let backend = Arc::new(EveryOtherRun {
-            runs: Mutex::new(HashMap::new()),
-        });
-        let runner = Runner::new(vec![backend as Arc<dyn Backend>]);
-        let before = m.instruction_count();
-        let min = minimize_case(
-            &runner,
-            Case {
-                module: m,
-                inputs: vec![x],
-            },
-            &Options::default(),
-        )
-        .unwrap()
-        .unwrap();
-        let after = min.case.module.instruction_count();
         assert!(after < before, "{before} -> {after}: {:?}", min.stats.log);
         assert_eq!(min.last.verdict.kind, judge::VerdictKind::Crash);
     }
