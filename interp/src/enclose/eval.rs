@@ -768,7 +768,7 @@ impl<'m> Ctx<'m> {
         i: &Instruction,
         ops: &[&SetValue],
     ) -> Result<Option<SetValue>> {
-        let Some(vals) = ops.iter().map(|v| v.to_exact()).collect::<Option<Vec<_>>>() else {
+        let Some(vals) = exact_values(ops) else {
             return Ok(None);
         };
         let refs: Vec<&Value> = vals.iter().collect();
@@ -2043,14 +2043,7 @@ impl<'m> Ctx<'m> {
                 out_pos += cl.len();
             }
         }
-        let vals: Vec<SetValue> = outs.into_iter().map(SetValue::array).collect();
-        Ok(match &i.shape {
-            Shape::Tuple(_) => SetValue::Tuple(vals),
-            _ => vals
-                .into_iter()
-                .next()
-                .ok_or_else(|| invalid("sort without operands"))?,
-        })
+        sort_result(i, outs.into_iter().map(SetValue::array).collect())
     }
 }
 
@@ -2085,7 +2078,7 @@ impl Ctx<'_> {
         if !ieee {
             return Ok(None);
         }
-        let Some(vals) = ops.iter().map(|v| v.to_exact()).collect::<Option<Vec<_>>>() else {
+        let Some(vals) = exact_values(ops) else {
             return Ok(None);
         };
         let arrays: Vec<&crate::value::Array> = vals
@@ -2172,14 +2165,24 @@ impl Ctx<'_> {
                 Ok(SetValue::array(set))
             })
             .collect::<Result<_>>()?;
-        Ok(Some(match &i.shape {
-            Shape::Tuple(_) => SetValue::Tuple(outs),
-            _ => outs
-                .into_iter()
-                .next()
-                .ok_or_else(|| invalid("sort without operands"))?,
-        }))
+        sort_result(i, outs).map(Some)
     }
+}
+
+/// Every operand's exact value, when all are exactly known.
+fn exact_values(ops: &[&SetValue]) -> Option<Vec<Value>> {
+    ops.iter().map(|v| v.to_exact()).collect()
+}
+
+/// A sort's result from its sorted operands: a tuple, or the one array of a one-operand sort.
+fn sort_result(i: &Instruction, outs: Vec<SetValue>) -> Result<SetValue> {
+    Ok(match &i.shape {
+        Shape::Tuple(_) => SetValue::Tuple(outs),
+        _ => outs
+            .into_iter()
+            .next()
+            .ok_or_else(|| invalid("sort without operands"))?,
+    })
 }
 
 /// Whether both operands of a binary instruction are the same value (`x op x`): then the op
