@@ -88,12 +88,13 @@ impl Acc for Complex64 {
 
 /// An accumulator of products of `I` values: what [`batched_matmul`] and a convolution fold
 /// each output's products into. Every [`Acc`] accumulates its own values; the enclosure
-/// accumulates sets into order-free sums.
+/// accumulates sets into order-free sums. Accumulation is in place: an enclosure's accumulator
+/// is large, and copying it per product was half a dot's time.
 pub trait Accumulate<I>: Copy + Send + Sync {
     fn zero() -> Self;
-    fn mul_add(self, a: I, b: I) -> Self;
+    fn mul_add(&mut self, a: I, b: I);
     /// A padding or base-dilation zero of a convolution's lhs times `b`.
-    fn pad(self, b: I) -> Self;
+    fn pad(&mut self, b: I);
 }
 
 impl<T: Acc> Accumulate<T> for T {
@@ -102,12 +103,12 @@ impl<T: Acc> Accumulate<T> for T {
         T::ZERO
     }
     #[inline(always)]
-    fn mul_add(self, a: T, b: T) -> Self {
-        Acc::mul_add(self, a, b)
+    fn mul_add(&mut self, a: T, b: T) {
+        *self = Acc::mul_add(*self, a, b);
     }
     #[inline(always)]
-    fn pad(self, b: T) -> Self {
-        Acc::mul_add(self, T::ZERO, b)
+    fn pad(&mut self, b: T) {
+        *self = Acc::mul_add(*self, T::ZERO, b);
     }
 }
 
@@ -273,7 +274,7 @@ pub(crate) fn batched_matmul<I: Copy + Send + Sync, A: Accumulate<I>>(
         for (kk, &a) in lrow.iter().enumerate() {
             let rr = &rb[kk * n..kk * n + n];
             for (o, &x) in acc.iter_mut().zip(rr) {
-                *o = o.mul_add(a, x);
+                Accumulate::mul_add(o, a, x);
             }
         }
         acc
@@ -637,7 +638,11 @@ impl ConvPlan {
                         match self.locate(b, fo, o, k, skip_padding) {
                             Some((lbase, rbase, 0)) => {
                                 for c in 0..self.k_in {
-                                    acc = acc.mul_add(lw[lbase + c * lfs], rw[rbase + c * rfs]);
+                                    Accumulate::mul_add(
+                                        &mut acc,
+                                        lw[lbase + c * lfs],
+                                        rw[rbase + c * rfs],
+                                    );
                                 }
                             }
                             // A padding or base-dilation zero of the lhs: it is multiplied like
@@ -645,7 +650,7 @@ impl ConvPlan {
                             // kernel value makes the sum NaN, as on XLA.
                             Some((_, rbase, _)) => {
                                 for c in 0..self.k_in {
-                                    acc = acc.pad(rw[rbase + c * rfs]);
+                                    acc.pad(rw[rbase + c * rfs]);
                                 }
                             }
                             None => {}

@@ -2763,6 +2763,12 @@ fn exact_point_product(a: &FSet, b: &FSet) -> Option<f64> {
     if !(a.is_point() && b.is_point() && a.lo.is_finite() && b.lo.is_finite()) {
         return None;
     }
+    // Two f32 values (24 significant bits each, magnitudes within 2^-149..2^128) multiply
+    // exactly in f64, inside its normal range: no check needed.
+    let in_f32 = |x: f64| (x as f32) as f64 == x;
+    if in_f32(a.lo) && in_f32(b.lo) {
+        return Some(a.lo * b.lo);
+    }
     let p = arith::mul_ex(a.lo, b.lo);
     (p.e == 0.0 && p.r.is_finite()).then_some(p.r)
 }
@@ -2784,21 +2790,19 @@ impl crate::dot::Accumulate<FSet> for Terms {
             tiny: Tiny::default(),
         }
     }
-    fn mul_add(mut self, a: FSet, b: FSet) -> Self {
+    fn mul_add(&mut self, a: FSet, b: FSet) {
         if let Some(p) = exact_point_product(&a, &b) {
             self.tiny.count_point(p);
             self.sum.add_exact(p, a.why | b.why);
-            return self;
+            return;
         }
         let p = exact_product(a, b);
         self.tiny.count(&p);
         self.sum.add(p);
-        self
     }
-    fn pad(mut self, b: FSet) -> Self {
+    fn pad(&mut self, b: FSet) {
         // A padding zero may be multiplied (0 * inf is NaN) or skipped.
         self.sum.add_optional(exact_product(FSet::point(0.0), b));
-        self
     }
 }
 
@@ -2859,7 +2863,7 @@ impl crate::dot::Accumulate<CSet> for CTerms {
             recover_at: f64::NEG_INFINITY,
         }
     }
-    fn mul_add(mut self, a: CSet, b: CSet) -> Self {
+    fn mul_add(&mut self, a: CSet, b: CSet) {
         self.inf |= a.inf || b.inf;
         let products = [
             (0, exact_product(a.re, b.re)),
@@ -2877,10 +2881,9 @@ impl crate::dot::Accumulate<CSet> for CTerms {
                 self.im.add(p);
             }
         }
-        self
     }
-    fn pad(self, _b: CSet) -> Self {
-        CTerms { inf: true, ..self }
+    fn pad(&mut self, _b: CSet) {
+        self.inf = true;
     }
 }
 
@@ -3841,6 +3844,41 @@ mod tests {
         assert!(
             reciprocal_hull((-1.0, 1.0), (-1.0, 1.0)).is_none(),
             "a box around zero"
+        );
+    }
+
+    /// A product of two f32 values is taken as exact without a check, and it is: the same as
+    /// the checked product for extreme and subnormal f32 values; an f64 product that rounds is
+    /// no exact point.
+    #[test]
+    fn f32_point_products_are_exact_and_f64_ones_are_checked() {
+        let vals = [
+            f32::MAX,
+            -f32::MAX,
+            f32::MIN_POSITIVE,
+            1.4e-45,
+            -3.3,
+            0.1,
+            16_777_215.0,
+            -0.0,
+            1.0,
+        ];
+        for &a in &vals {
+            for &b in &vals {
+                let (x, y) = (a as f64, b as f64);
+                let p = exact_point_product(&FSet::point(x), &FSet::point(y));
+                let checked = arith::mul_ex(x, y);
+                assert_eq!(checked.e, 0.0, "{a} * {b}");
+                assert_eq!(p.map(f64::to_bits), Some(checked.r.to_bits()), "{a} * {b}");
+            }
+        }
+        assert_eq!(
+            exact_point_product(&FSet::point(0.1), &FSet::point(0.3)),
+            None
+        );
+        assert_eq!(
+            exact_point_product(&FSet::point(1e-200), &FSet::point(1e-200)),
+            None
         );
     }
 }
