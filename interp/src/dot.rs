@@ -287,6 +287,33 @@ pub(crate) fn batched_matmul<I: Copy + Send + Sync, A: Accumulate<I>>(
     }
 }
 
+/// The elements `outputs` (flat indices into `[bsz, m, n]`) of [`batched_matmul`]'s result,
+/// in that order; an index past the end gives an empty accumulator.
+pub(crate) fn matmul_elements<I: Copy + Send + Sync, A: Accumulate<I>>(
+    l: &[I],
+    r: &[I],
+    (m, k, n): (usize, usize, usize),
+    outputs: &[usize],
+) -> Vec<A> {
+    outputs
+        .iter()
+        .map(|&o| {
+            let (bm, j) = (o / n.max(1), o % n.max(1));
+            let b = bm / m.max(1);
+            let mut acc = A::zero();
+            let (Some(lrow), Some(rb)) =
+                (l.get(bm * k..bm * k + k), r.get(b * k * n..(b + 1) * k * n))
+            else {
+                return acc;
+            };
+            for (kk, &a) in lrow.iter().enumerate() {
+                acc.mul_add(a, rb[kk * n + j]);
+            }
+            acc
+        })
+        .collect()
+}
+
 /// [`batched_matmul`] with each output's products summed in `order` (an implementation-choice
 /// variant: XLA's blocked kernels add the products in an order of their own, which decides the
 /// value where a partial sum overflows or cancels).

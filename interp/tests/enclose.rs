@@ -127,3 +127,51 @@ fn every_implementation_choice_lies_inside_the_enclosure() {
     let h = holes(from..from + n);
     assert!(h.is_empty(), "{} holes:\n{}", h.len(), h.join("\n"));
 }
+
+/// Asking for some elements only (as the judge's proof does) gives those elements the very sets
+/// the whole enclosure gives them, on generated modules; and it does skip work somewhere (some
+/// element not asked for is left unbounded where the whole enclosure bounds it).
+#[test]
+fn demanded_elements_get_the_sets_of_the_whole_enclosure() {
+    let mut skipped = 0;
+    for seed in 0..300u64 {
+        let (m, cfg) = generators::generate_swarm_from_seed(seed);
+        let inputs = generators::generate_inputs_from_seed(&m, seed, &cfg);
+        let Ok(full) = enclose(&m, &inputs, &EncloseOptions::default()) else {
+            continue;
+        };
+        // Every fifth element of every leaf, starting at a leaf-dependent offset; the last leaf
+        // whole.
+        let n = full.leaves.len();
+        let demand: Vec<Option<Vec<usize>>> = full
+            .leaves
+            .iter()
+            .enumerate()
+            .map(|(l, s)| (l + 1 < n).then(|| (l % 5..s.len()).step_by(5).collect()))
+            .collect();
+        let opts = EncloseOptions {
+            demand: Some(demand.clone()),
+            ..EncloseOptions::default()
+        };
+        let part = enclose(&m, &inputs, &opts).expect("the whole enclosure succeeded");
+        assert_eq!(part.leaves.len(), n, "seed {seed}");
+        for (l, (a, b)) in full.leaves.iter().zip(&part.leaves).enumerate() {
+            let asked: Vec<usize> = match &demand[l] {
+                Some(d) => d.clone(),
+                None => (0..a.len()).collect(),
+            };
+            for &k in &asked {
+                assert_eq!(
+                    (a.describe(k), a.why(k).names()),
+                    (b.describe(k), b.why(k).names()),
+                    "seed {seed} output {l} element {k}"
+                );
+            }
+            skipped += (0..a.len())
+                .filter(|k| !asked.contains(k) && a.describe(*k) != b.describe(*k))
+                .count()
+                .min(1);
+        }
+    }
+    assert!(skipped > 0, "no generated module had an element left out");
+}

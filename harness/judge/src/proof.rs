@@ -120,7 +120,12 @@ pub fn prove(
         Some(m) => (m, differing.as_deref()),
         None => (module, None),
     };
-    let mut proof = match enclose(enclosed, inputs, &EncloseOptions::default()) {
+    // Only the elements checked below need sets (a dot feeding an output computes just those).
+    let opts = EncloseOptions {
+        demand: demanded_elements(kept, oracle, outputs_of(outcomes), tol),
+        ..EncloseOptions::default()
+    };
+    let mut proof = match enclose(enclosed, inputs, &opts) {
         Ok(enc) => check_leaves(&enc, kept, oracle, outcomes, tol),
         Err(e) => Proof {
             error: Some(e.to_string()),
@@ -158,6 +163,53 @@ pub(crate) fn differing_leaves(
         }
     }
     (!keep.is_empty() && keep.len() < expected.len()).then(|| keep.into_iter().collect())
+}
+
+/// The XLA results among `outcomes` (not the oracle's, not the voter's).
+fn outputs_of(outcomes: &[(String, Outcome)]) -> impl Iterator<Item = &RunResult> + Clone {
+    outcomes
+        .iter()
+        .filter(|(n, _)| n != engine::ORACLE && n != engine::VOTER)
+        .filter_map(|(_, o)| o.as_ok())
+}
+
+/// Per output leaf of the enclosed module (the module's leaves `kept`, or all), the elements
+/// [`check_leaves`] looks at: those where some XLA result differs from the oracle's (every
+/// element, `None`, where a result does not line up). `None` when no result lines up at all.
+fn demanded_elements<'a>(
+    kept: Option<&[usize]>,
+    oracle: &RunResult,
+    results: impl Iterator<Item = &'a RunResult> + Clone,
+    tol: &Tolerance,
+) -> Option<Vec<Option<Vec<usize>>>> {
+    let expected: Vec<&hlo::ArrayLiteral> =
+        oracle.outputs.iter().flat_map(|l| l.leaves()).collect();
+    let leaves: Vec<usize> = match kept {
+        Some(k) => k.to_vec(),
+        None => (0..expected.len()).collect(),
+    };
+    let actuals: Vec<Vec<&hlo::ArrayLiteral>> = results
+        .map(|r| r.outputs.iter().flat_map(|l| l.leaves()).collect())
+        .collect();
+    if actuals.is_empty() || actuals.iter().any(|a| a.len() != expected.len()) {
+        return None;
+    }
+    Some(
+        leaves
+            .iter()
+            .map(|&leaf| {
+                let mut want = std::collections::BTreeSet::new();
+                for a in &actuals {
+                    let (e, a) = (expected.get(leaf)?, a.get(leaf)?);
+                    if e.ty != a.ty || e.len() != a.len() {
+                        return None;
+                    }
+                    want.extend(failing_elements(leaf, e, a, tol)?);
+                }
+                Some(want.into_iter().collect())
+            })
+            .collect(),
+    )
 }
 
 /// [`prove`] against an enclosure already computed.

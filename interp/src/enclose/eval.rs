@@ -63,6 +63,11 @@ pub struct EncloseOptions {
     /// Bytes of live sets.
     pub max_bytes: u64,
     pub freedoms: Freedoms,
+    /// The elements the caller will look at, per output leaf of the entry computation's root
+    /// (`None`: every element of that leaf). A contraction whose result reaches an output only
+    /// elementwise computes the looked-at elements alone; every other element of the
+    /// enclosure is then the unbounded set, and means nothing.
+    pub demand: Option<Vec<Option<Vec<usize>>>>,
 }
 
 impl Default for EncloseOptions {
@@ -71,6 +76,7 @@ impl Default for EncloseOptions {
             max_steps: 50_000_000,
             max_bytes: 4 << 30,
             freedoms: Freedoms::default(),
+            demand: None,
         }
     }
 }
@@ -575,7 +581,13 @@ pub fn enclose(
                 max_steps: opts.max_steps,
                 ..EvalOptions::default()
             },
+            entry_demand: Vec::new(),
+            demanded: None,
         };
+        if let Some(d) = &opts.demand {
+            let order = ctx.get_plan(module.entry)?;
+            ctx.entry_demand = entry_demand(module, &order.order, d);
+        }
         let entry = module.entry_computation();
         if entry.parameters().len() != vals.len() {
             return Err(invalid(format!(
@@ -610,6 +622,11 @@ struct Ctx<'m> {
     depth: usize,
     /// The oracle's options for the exact fallback.
     oracle: EvalOptions,
+    /// Per instruction of the entry computation, the elements of its result looked at, when
+    /// fewer than all ([`entry_demand`]).
+    entry_demand: Vec<Option<Rc<Vec<usize>>>>,
+    /// The demand of the instruction being evaluated (set for the entry computation only).
+    demanded: Option<Rc<Vec<usize>>>,
 }
 
 /// How many combinations of operand values an op on integer sets is run on before a range rule
@@ -702,6 +719,7 @@ impl<'m> Ctx<'m> {
         let plan = self.get_plan(c)?;
         let mut env: Vec<Option<SetValue>> = vec![None; comp.instructions.len()];
         let mut env_bytes = 0u64;
+        let at_entry = self.depth == 0 && c == module.entry;
         self.depth += 1;
         let result = (|| {
             for (k, &id) in plan.order.iter().enumerate() {
@@ -720,6 +738,11 @@ impl<'m> Ctx<'m> {
                         .iter()
                         .map(|&o| env[o].as_ref().expect("operand evaluated before use"))
                         .collect();
+                    self.demanded = if at_entry {
+                        self.entry_demand.get(id).cloned().flatten()
+                    } else {
+                        None
+                    };
                     self.eval_instr(comp, instr, &ops).map_err(|e| match e {
                         EvalError::Invalid { instr: s, why } if s.is_empty() => {
                             EvalError::Invalid {
@@ -1516,20 +1539,38 @@ impl<'m> Ctx<'m> {
 
     fn dot(&mut self, i: &Instruction, l: &SetArray, r: &SetArray) -> Result<SetArray> {
         let p = crate::dot::dot_plan(i, &l.dims, &r.dims)?;
-        self.step((p.bsz * p.m * p.n * p.k) as u64 / 4)?;
+        let demanded = self.demanded.take();
+        let outputs = p.bsz * p.m * p.n;
+        let some = demanded.filter(|d| d.len() < outputs);
+        let computed = some.as_ref().map_or(outputs, |d| d.len());
+        self.step((computed * p.k) as u64 / 4)?;
         let (ty, dims) = (p.ty, p.dims.clone());
         match (&l.elems, &r.elems) {
             (Elems::F(a), Elems::F(b)) => {
                 let (a, b) = (self.dot_operand(l.ty, a)?, self.dot_operand(r.ty, b)?);
                 let la: Vec<FSet> = p.lpos.iter().map(|&k| a[k]).collect();
                 let rb: Vec<FSet> = p.rpos.iter().map(|&k| b[k]).collect();
-                let accs: Vec<Terms> = crate::dot::batched_matmul(&la, &rb, p.bsz, p.m, p.k, p.n);
                 let fmt = fmt_of(ty)?;
                 let sub = self.sub(Opcode::Add, ty);
-                let elems = accs
-                    .iter()
-                    .map(|t| arith::result(fmt, t.finish(fmt, sub), sub))
-                    .collect();
+                let finish = |t: &Terms| arith::result(fmt, t.finish(fmt, sub), sub);
+                let elems = match &some {
+                    Some(d) => {
+                        let mut elems = vec![FSet::top(Why::NONE); outputs];
+                        let accs: Vec<Terms> =
+                            crate::dot::matmul_elements(&la, &rb, (p.m, p.k, p.n), d);
+                        for (&o, t) in d.iter().zip(&accs) {
+                            if let Some(e) = elems.get_mut(o) {
+                                *e = finish(t);
+                            }
+                        }
+                        elems
+                    }
+                    None => {
+                        let accs: Vec<Terms> =
+                            crate::dot::batched_matmul(&la, &rb, p.bsz, p.m, p.k, p.n);
+                        accs.iter().map(finish).collect()
+                    }
+                };
                 Ok(SetArray {
                     ty,
                     dims,
@@ -3795,6 +3836,77 @@ fn mark_value(v: &mut SetValue, w: Why) {
         SetValue::Tuple(t) => t.iter_mut().for_each(|x| mark_value(x, w)),
         SetValue::Token => {}
     }
+}
+
+/// Per instruction of the entry computation (in `order`), the elements of its result that
+/// `demand` (per output leaf of the root) looks at, where that is fewer than all: an
+/// instruction used only by elementwise ops, conversions and copies of its own dimensions
+/// (directly or through more of them) up to an output leaf is looked at where that leaf is.
+/// Any other use looks at every element (`None`).
+fn entry_demand(
+    module: &Module,
+    order: &[hlo::InstrId],
+    demand: &[Option<Vec<usize>>],
+) -> Vec<Option<Rc<Vec<usize>>>> {
+    #[derive(Clone)]
+    enum D {
+        Unused,
+        Some(std::collections::BTreeSet<usize>),
+        All,
+    }
+    fn merge(into: &mut D, from: &D) {
+        *into = match (std::mem::replace(into, D::Unused), from) {
+            (D::All, _) | (_, D::All) => D::All,
+            (D::Unused, x) => x.clone(),
+            (x, D::Unused) => x,
+            (D::Some(mut a), D::Some(b)) => {
+                a.extend(b.iter().copied());
+                D::Some(a)
+            }
+        };
+    }
+    let e = module.entry_computation();
+    let mut d = vec![D::Unused; e.instructions.len()];
+    let root = e.root_instruction();
+    let leaf = |k: usize| match demand.get(k) {
+        Some(Some(v)) => D::Some(v.iter().copied().collect()),
+        _ => D::All,
+    };
+    let array = |id: hlo::InstrId| e.instructions[id].shape.is_array();
+    if root.opcode == Opcode::Tuple && root.operands.iter().all(|&o| array(o)) {
+        if demand.len() != root.operands.len() {
+            return vec![None; e.instructions.len()];
+        }
+        for (k, &o) in root.operands.iter().enumerate() {
+            merge(&mut d[o], &leaf(k));
+        }
+        // The root tuple passes each leaf's demand on (above), nothing more.
+    } else if array(e.root) && demand.len() == 1 {
+        d[e.root] = leaf(0);
+    } else {
+        return vec![None; e.instructions.len()];
+    }
+    for &id in order.iter().rev() {
+        let i = &e.instructions[id];
+        let here = d[id].clone();
+        if matches!(here, D::Unused) {
+            continue;
+        }
+        let same_elements = i.opcode.is_elementwise()
+            || i.opcode.category() == hlo::opcode::Category::Conversion
+            || i.opcode == Opcode::Copy;
+        for &o in &i.operands {
+            let keeps =
+                same_elements && array(o) && e.instructions[o].shape.dims() == i.shape.dims();
+            merge(&mut d[o], if keeps { &here } else { &D::All });
+        }
+    }
+    d.into_iter()
+        .map(|x| match x {
+            D::Some(s) => Some(Rc::new(s.into_iter().collect())),
+            _ => None,
+        })
+        .collect()
 }
 
 #[cfg(test)]
