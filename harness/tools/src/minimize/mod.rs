@@ -91,7 +91,13 @@ impl Default for Options {
 /// Up to `k` edits of `red` applied one after the other from `index` on (after an applied
 /// edit the same index names the next site, as the list shifted), each cleaned and verified;
 /// the case and the edits' descriptions, or `None` when none applies.
-fn chunk(cur: &Case, red: &dyn Reduction, index: usize, k: usize) -> Option<(Case, Vec<String>)> {
+fn chunk(
+    cur: &Case,
+    red: &dyn Reduction,
+    index: usize,
+    k: usize,
+    limit: (usize, u128),
+) -> Option<(Case, Vec<String>)> {
     let mut case = cur.clone();
     let mut idx = index;
     let mut what = Vec::new();
@@ -103,7 +109,7 @@ fn chunk(cur: &Case, red: &dyn Reduction, index: usize, k: usize) -> Option<(Cas
             continue;
         };
         let next = unused::cleanup(&cand.case).unwrap_or(cand.case);
-        if next == case || verify(&next).is_err() {
+        if next == case || size(&next) > limit || verify(&next).is_err() {
             idx += 1;
             continue;
         }
@@ -119,6 +125,29 @@ pub struct ReductionStats {
     pub tried: usize,
     pub accepted: usize,
     pub refused_by_verifier: usize,
+    /// Candidates larger than the module the minimization started from ([`size`]): never
+    /// tried, so a repro never grows.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub refused_as_larger: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// How large a case is, compared instructions first (over every computation), then elements
+/// (of every instruction's result, all leaves): the minimizer never returns a case larger than
+/// the one it started from.
+pub fn size(case: &Case) -> (usize, u128) {
+    let elements = case
+        .module
+        .computations
+        .iter()
+        .flat_map(|c| &c.instructions)
+        .flat_map(|i| i.shape.leaves())
+        .map(|a| u128::from(a.element_count().unwrap_or(0)))
+        .sum();
+    (case.module.instruction_count(), elements)
 }
 
 /// What a minimization did.
@@ -390,7 +419,7 @@ fn parameters_used(c: &hlo::Computation, at: usize) -> Vec<usize> {
 }
 
 /// The generic delta loop: repeat rounds over every reduction until none applies (a fixed
-/// point) or a limit is reached. Within a reduction, candidates are tried in index order; after
+/// point) or a limit is reached. A candidate larger than `start` ([`size`]) is never tried. Within a reduction, candidates are tried in index order; after
 /// an accepted edit the same index is tried again on the new case (the list shifted). With
 /// [`Options::chunked`], after an accepted edit the next call tries 2 edits at once, then 4,
 /// ... while they are accepted, and half as many after a refusal, down to one edit (which,
@@ -406,6 +435,8 @@ pub fn minimize(
         instructions_before: start.module.instruction_count(),
         ..Stats::default()
     };
+    // No candidate larger than the start is tried: the result is never larger than the input.
+    let limit = size(&start);
     let mut cur = start;
     if let Some(c) = unused::cleanup(&cur) {
         if verify(&c).is_ok() && c != cur {
@@ -436,7 +467,7 @@ pub fn minimize(
                     break 'rounds;
                 }
                 if opts.chunked && k > 1 {
-                    match chunk(&cur, red.as_ref(), index, k) {
+                    match chunk(&cur, red.as_ref(), index, k, limit) {
                         Some((case, what)) if what.len() > 1 => {
                             let entry = stats
                                 .per_reduction
@@ -472,6 +503,11 @@ pub fn minimize(
                     .entry(red.name().to_string())
                     .or_default();
                 if case == cur {
+                    index += 1;
+                    continue;
+                }
+                if size(&case) > limit {
+                    entry.refused_as_larger += 1;
                     index += 1;
                     continue;
                 }
@@ -589,5 +625,67 @@ mod tests {
         assert!(order_dependent_reducer(&constant)
             .unwrap()
             .contains("neither"));
+    }
+
+    /// A reduction whose candidate is larger than the case (one more instruction, or more
+    /// elements): the predicate would accept it, the minimizer never tries it.
+    #[test]
+    fn a_candidate_larger_than_the_input_is_never_tried() {
+        use super::{minimize, size, Candidate, Case, Options, Reduction};
+        struct Grow(&'static str);
+        impl Reduction for Grow {
+            fn name(&self) -> &'static str {
+                "grow"
+            }
+            fn count(&self, _: &Case) -> usize {
+                1
+            }
+            fn candidate(&self, case: &Case, _: usize) -> Option<Candidate> {
+                Some(Candidate {
+                    what: "grow".into(),
+                    case: Case {
+                        module: hlo::parse::parse_module(self.0).unwrap(),
+                        inputs: case.inputs.clone(),
+                    },
+                })
+            }
+        }
+        let start = Case {
+            module: hlo::parse::parse_module(
+                "HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  ROOT n = f32[4] negate(p)\n}\n",
+            )
+            .unwrap(),
+            inputs: vec![hlo::Literal::Array(
+                hlo::ArrayLiteral::zeros(hlo::PrimitiveType::F32, vec![4]).unwrap(),
+            )],
+        };
+        let more_instructions = "HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  a = f32[4] negate(p)\n  ROOT n = f32[4] negate(a)\n}\n";
+        let more_elements = "HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  b = f32[2,4] broadcast(p), dimensions={1}\n}\n";
+        let fewer = "HloModule m\nENTRY e {\n  ROOT p = f32[4] parameter(0)\n}\n";
+        for (text, kept) in [
+            (more_instructions, false),
+            (more_elements, false),
+            (fewer, true),
+        ] {
+            let reductions: Vec<Box<dyn Reduction>> = vec![Box::new(Grow(text))];
+            let mut tried = 0;
+            let (out, stats) = minimize(
+                start.clone(),
+                &reductions,
+                &mut |_| {
+                    tried += 1;
+                    true
+                },
+                &Options::default(),
+            );
+            assert!(size(&out) <= size(&start), "{text}: {:?}", size(&out));
+            assert_eq!(out.module != start.module, kept, "{text}");
+            let refused = stats
+                .per_reduction
+                .get("grow")
+                .map_or(0, |r| r.refused_as_larger);
+            assert_eq!(refused > 0, !kept, "{text}: {stats:?}");
+            assert_eq!(tried > 0, kept, "{text}");
+        }
     }
 }
