@@ -298,13 +298,17 @@ impl BisectReport {
             for k in &i.kernels {
                 let _ = writeln!(
                     s,
-                    "  {:<12} {} ({}{}){}",
+                    "  {:<12} {} ({}{}{}){}",
                     k.status,
                     k.name,
                     k.kind.trim(),
                     k.created_by
                         .as_ref()
                         .map(|p| format!(", created by {p}"))
+                        .unwrap_or_default(),
+                    k.in_place
+                        .as_ref()
+                        .map(|a| format!(", run in place: input_output_alias={a}"))
                         .unwrap_or_default(),
                     if k.note.is_empty() {
                         String::new()
@@ -388,13 +392,17 @@ impl BisectReport {
         if let Some(k) = self.isolation.as_ref().and_then(|i| i.wrong()) {
             let _ = writeln!(
                 s,
-                "- first wrong kernel: `{}` ({}), {}{}",
+                "- first wrong kernel: `{}` ({}), {}{}{}",
                 k.name,
                 k.kind.trim(),
                 k.status,
                 k.created_by
                     .as_ref()
                     .map(|p| format!(", created by `{p}`"))
+                    .unwrap_or_default(),
+                k.in_place
+                    .as_ref()
+                    .map(|a| format!(", run in place (`input_output_alias={a}`)"))
                     .unwrap_or_default()
             );
             if let Some(m) = &self

@@ -34,6 +34,11 @@ pub struct KernelResult {
     /// `agrees`, `differs`, `crash`, `rejected`, `timeout` or `not-isolated`.
     pub status: String,
     pub note: String,
+    /// The `input_output_alias` its standalone module ran with: a kernel that updates an
+    /// operand in place (a dynamic-update-slice or scatter at its root, on a parameter) runs
+    /// alone on a buffer it may share with its output, as it does in the optimized module.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub in_place: Option<String>,
 }
 
 /// What [`isolate`] found.
@@ -228,6 +233,67 @@ pub fn kernel_module(m: &Module, k: usize) -> Module {
     }
 }
 
+/// `km` with an `input_output_alias` for each output it updates in place: an output (the root,
+/// or an element of a root tuple) that is a `dynamic-update-slice` or `scatter` whose updated
+/// operand is, through bitcasts, an entry parameter of the output's shape. XLA runs such an
+/// update in the operand's buffer (its dataflow analysis pairs the operand with the output);
+/// alone, a parameter's buffer is XLA's input, so without the alias the kernel would write a
+/// fresh buffer and an in-place bug (reading what it already wrote) would not show. The alias
+/// is `may-alias`: XLA copies an input it cannot take over, so the values are the same.
+pub fn with_in_place_aliases(mut km: Module) -> (Module, Option<String>) {
+    let Some(e) = km.computations.get(km.entry) else {
+        return (km, None);
+    };
+    let root = e.root_instruction();
+    let outputs: Vec<(String, usize)> = if root.opcode == Opcode::Tuple {
+        root.operands
+            .iter()
+            .enumerate()
+            .map(|(k, &o)| (format!("{{{k}}}"), o))
+            .collect()
+    } else {
+        vec![("{}".to_string(), e.root)]
+    };
+    let mut taken = BTreeSet::new();
+    let mut pairs = Vec::new();
+    for (index, o) in outputs {
+        let out = &e.instructions[o];
+        if !matches!(out.opcode, Opcode::DynamicUpdateSlice | Opcode::Scatter)
+            || !out.shape.is_array()
+        {
+            continue;
+        }
+        let Some(mut x) = out.operands.first().copied() else {
+            continue;
+        };
+        while e.instructions[x].opcode == Opcode::Bitcast {
+            match e.instructions[x].operands.first() {
+                Some(&y) => x = y,
+                None => break,
+            }
+        }
+        let p = &e.instructions[x];
+        let Some(n) = p.parameter_number.filter(|_| p.opcode == Opcode::Parameter) else {
+            continue;
+        };
+        if p.shape.as_array().map(|a| (a.ty, &a.dims))
+            != out.shape.as_array().map(|a| (a.ty, &a.dims))
+            || !taken.insert(n)
+        {
+            continue;
+        }
+        pairs.push(format!("{index}: ({n}, {{}}, may-alias)"));
+    }
+    if pairs.is_empty() {
+        return (km, None);
+    }
+    let alias = format!("{{ {} }}", pairs.join(", "));
+    km.header_attrs.retain(|(k, _)| k != "input_output_alias");
+    km.header_attrs
+        .push(("input_output_alias".into(), alias.clone()));
+    (km, Some(alias))
+}
+
 /// `name` with every character that is not a letter or digit made `_` (for a module name).
 fn safe_name(name: &str) -> String {
     name.chars()
@@ -398,6 +464,7 @@ pub fn isolate(
             created_by: created_by(&i.name),
             status: "not-isolated".into(),
             note: String::new(),
+            in_place: None,
         };
         if skipped.contains(&k) {
             r.note = "a tuple-shaped operand".into();
@@ -413,6 +480,8 @@ pub fn isolate(
         }
         runs += 1;
         let (km, args) = keep_constant_operands(kernel_module(&m, k), &m, k, args);
+        let (km, in_place) = with_in_place_aliases(km);
+        r.in_place = in_place;
         let (status, note, expected, actual) =
             run_kernel(&km, &args, backend, run, tolerance_scale);
         r.status = status;

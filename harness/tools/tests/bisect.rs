@@ -550,3 +550,80 @@ fn execute_crash_is_isolated_to_the_kernel_that_crashes_alone() {
         "the crashing kernel is a repro of its own"
     );
 }
+
+/// A kernel that updates its operand in place (XLA CPU fuses a root dynamic-update-slice of a
+/// copied parameter into a loop fusion that writes the copy's buffer) runs alone with its
+/// output aliasing that parameter, so an in-place bug would show there too; XLA runs it and it
+/// agrees. A kernel that updates nothing in place runs without an alias.
+#[test]
+fn an_in_place_kernel_is_isolated_with_its_aliasing() {
+    use engine::backend::Backend;
+    let Some(xla) = xla_cpu() else { return };
+    let text = r#"HloModule dus_in_place
+
+ENTRY main {
+  p = f32[64] parameter(0)
+  u = f32[4] parameter(1)
+  i = s32[] parameter(2)
+  e = f32[4] exponential(u)
+  ROOT d = f32[64] dynamic-update-slice(p, e, i)
+}
+"#;
+    let lit = |ty, dims: Vec<i64>, bytes: Vec<u8>| {
+        hlo::Literal::Array(hlo::ArrayLiteral::from_bytes(ty, dims, bytes).unwrap())
+    };
+    let inputs = vec![
+        lit(
+            hlo::PrimitiveType::F32,
+            vec![64],
+            (0..64).flat_map(|x| (x as f32).to_le_bytes()).collect(),
+        ),
+        lit(
+            hlo::PrimitiveType::F32,
+            vec![4],
+            [0.5f32, 1.0, -1.0, 2.0]
+                .iter()
+                .flat_map(|x| x.to_le_bytes())
+                .collect(),
+        ),
+        lit(hlo::PrimitiveType::S32, vec![], 7i32.to_le_bytes().to_vec()),
+    ];
+    let run = RunOptions {
+        return_optimized_hlo: true,
+        ..RunOptions::default()
+    };
+    let after = match xla.run(text, &inputs, &run) {
+        engine::backend::Outcome::Ok(r) => r.optimized_hlo.expect("optimized HLO"),
+        o => panic!("XLA: {o}"),
+    };
+    let iso = tools::isolate::isolate(
+        &after,
+        &inputs,
+        &xla,
+        &RunOptions::default(),
+        1.0,
+        16,
+        &|_| None,
+    )
+    .expect("isolation runs");
+    let dus = iso
+        .kernels
+        .iter()
+        .find(|k| k.kind.starts_with("fusion"))
+        .unwrap_or_else(|| panic!("no fusion kernel in {after}"));
+    assert_eq!(
+        dus.in_place.as_deref(),
+        Some("{ {}: (0, {}, may-alias) }"),
+        "{after}\n{:?}",
+        iso.kernels
+    );
+    assert_eq!(dus.status, "agrees", "{:?}", iso.kernels);
+    assert!(
+        iso.kernels
+            .iter()
+            .filter(|k| !k.kind.starts_with("fusion"))
+            .all(|k| k.in_place.is_none()),
+        "{:?}",
+        iso.kernels
+    );
+}
