@@ -132,3 +132,31 @@ fn a_bucket_seen_by_an_earlier_night_is_not_new() {
         }
     }
 }
+
+/// A compile crash is bucketed with where XLA was when it died: the stage and the pass the
+/// per-pass dump shows it in (`compile: algsimp`), and the failed CHECK's place in XLA's
+/// sources; the registry still knows the bucket (its regression module, jaxlib 0.10.2).
+#[test]
+fn a_compile_crash_is_bucketed_with_its_pass_and_failed_check() {
+    if !test_support::need_xla() {
+        return;
+    }
+    let module = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../corpora/regressions/xla_bucket_algsimp_conv_window_check.hlo");
+    let out = Command::new(env!("CARGO_BIN_EXE_hlo-diff"))
+        .args(["bucket", "--json"])
+        .arg(&module)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(v["signature"]["kind"], "crash", "{v:#}");
+    assert_eq!(v["signature"]["culprit"], "compile: algsimp", "{v:#}");
+    let bisect = v["bisect"].as_str().unwrap_or("");
+    assert!(
+        bisect.contains("XLA failed inside pass `algsimp`")
+            && bisect.contains("XLA's failed check is at algebraic_simplifier.cc:"),
+        "{bisect}"
+    );
+    assert_eq!(v["known"]["id"], "xla-algsimp-conv-window-check", "{v:#}");
+}

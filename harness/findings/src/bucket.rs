@@ -8,8 +8,9 @@
 //!   `inf`, `sign`, `zero`, `value`), and the culprit (the pass the bisector named, `below-hlo`,
 //!   or empty when not bisected), so a constant-folding bug and a kernel bug on the same opcode
 //!   stay two buckets;
-//! - crash: the stage, the signal and the normalized message;
-//! - rejected: the stage and the normalized message.
+//! - crash: the stage (with the pass or part of the compile the bisector named: `compile:
+//!   algsimp`, `compile: stablehlo-to-hlo`), the signal and the normalized message;
+//! - rejected: the same stage and the normalized message.
 //!
 //! The bucket id is a hash of that signature: the same bug found tomorrow has the same id.
 
@@ -130,6 +131,15 @@ pub fn ops_of(m: &Module) -> Vec<String> {
     ops
 }
 
+/// A failure's culprit: its stage, and where in it the bisector placed the failure when that
+/// is established and more than the stage (`compile: algsimp`).
+fn failure_culprit(stage: &str, bisected: Option<&str>) -> String {
+    match bisected {
+        Some(c) if !c.is_empty() && c != stage => format!("{stage}: {c}"),
+        _ => stage.to_string(),
+    }
+}
+
 impl BucketSignature {
     /// The signature of a minimized finding: its verdict on the minimized module, and the
     /// culprit pass when bisected (`None`: not bisected).
@@ -174,10 +184,10 @@ impl BucketSignature {
                     .signal
                     .map(signal_name)
                     .unwrap_or_else(|| "exit".into()),
-                stage,
+                failure_culprit(&stage, culprit),
                 first_line,
             ),
-            VerdictKind::Rejected => (String::new(), stage, first_line),
+            VerdictKind::Rejected => (String::new(), failure_culprit(&stage, culprit), first_line),
             VerdictKind::Timeout | VerdictKind::Match | VerdictKind::Unsupported => {
                 (String::new(), stage, String::new())
             }

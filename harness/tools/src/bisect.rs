@@ -157,6 +157,9 @@ pub struct FailureBisect {
     pub last_snapshot: Option<String>,
     /// Where the failure happened, in words.
     pub location: String,
+    /// The source location of XLA's failed CHECK or RET_CHECK (or the first XLA source
+    /// location its message names), its path from `xla/` on: `xla/service/while_util.cc:123`.
+    pub check: Option<String>,
     /// Per-pass files the failing compile wrote.
     pub snapshots: usize,
     /// The pass after which XLA's own verifier rejected the module ("Failed after P").
@@ -786,6 +789,11 @@ fn bisect_failure(
         last_pass_entered: None,
         last_snapshot: None,
         location: String::new(),
+        check: check_site(&match &failed {
+            Outcome::Crash { stderr_tail, .. } => stderr_tail.clone(),
+            Outcome::Rejected { message, .. } => message.clone(),
+            o => o.to_string(),
+        }),
         snapshots: 0,
         rejected_after: failed_after(&failed),
         first_broken: None,
@@ -1754,8 +1762,60 @@ fn search_words(s: &DisableSearch, goal: &str) -> String {
 }
 
 /// The conclusion of a compile or run that gave no result.
+/// The XLA source location a failure message names first (a CHECK's `file.cc:123]`, a
+/// RET_CHECK's `(xla/service/x.cc:123)`), from `xla/` on when the path has it, else the file
+/// name: the same check is the same place in any build directory.
+pub fn check_site(message: &str) -> Option<String> {
+    let bytes = message.as_bytes();
+    let mut from = 0;
+    while let Some(k) = message[from..].find(':').map(|k| k + from) {
+        from = k + 1;
+        let digits = bytes[k + 1..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        let path_start = message[..k]
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || "_./-".contains(c)))
+            .map_or(0, |p| p + 1);
+        let path = &message[path_start..k];
+        let source = [".cc", ".h", ".cpp", ".hpp", ".td"]
+            .iter()
+            .any(|ext| path.ends_with(ext));
+        if digits == 0 || !source {
+            continue;
+        }
+        let line = &message[k + 1..k + 1 + digits];
+        let short = match path.rfind("xla/") {
+            Some(x) => &path[x..],
+            None => path.rsplit('/').next().unwrap_or(path),
+        };
+        return Some(format!("{short}:{line}"));
+    }
+    None
+}
+
+/// The short culprit of a failure for its bucket: the pass XLA was in (or after which its
+/// verifier rejected the module), else the stage: `parse`, `convert` (HLO -> StableHLO, before
+/// the compile), `stablehlo-to-hlo` (the compile failed before it wrote before_optimizations),
+/// `codegen` (every HLO pass finished), `execute`; empty when not established.
+pub fn failure_culprit(f: &FailureBisect) -> String {
+    if let Some(p) = f.last_pass_entered.as_ref().or(f.rejected_after.as_ref()) {
+        return p.clone();
+    }
+    match f.stage.as_str() {
+        "parse" | "convert" | "execute" => f.stage.clone(),
+        _ if f.reproduced != Some(true) => String::new(),
+        _ if f.location.contains("before its HLO passes started") => "stablehlo-to-hlo".into(),
+        _ if f.location.contains("in code generation") => "codegen".into(),
+        _ => String::new(),
+    }
+}
+
 fn conclude_failure(f: &FailureBisect, search: Option<&DisableSearch>) -> String {
     let mut s = format!("XLA gave no result ({}). {}.", f.outcome, f.location);
+    if let Some(c) = &f.check {
+        s.push_str(&format!(" XLA's failed check is at {c}."));
+    }
     if f.reproduced == Some(false) {
         s.push_str(
             " Compiling again with every pass dumped did not fail the same way: the failure \
@@ -1847,6 +1907,29 @@ mod tests {
             search: None,
             isolation: None,
         }
+    }
+
+    #[test]
+    fn a_failed_check_is_named_by_its_place_in_xla() {
+        assert_eq!(
+            check_site(
+                "F1205 12:00:00.1 4242 window_util.cc:259] Check failed: bound >= 0 (-1 vs. 0)"
+            )
+            .as_deref(),
+            Some("window_util.cc:259")
+        );
+        assert_eq!(
+            check_site("INTERNAL: RET_CHECK failure (external/xla/xla/service/while_util.cc:315) cond->shape() ...")
+                .as_deref(),
+            Some("xla/service/while_util.cc:315")
+        );
+        assert_eq!(
+            check_site("rejected at compile: /tmp/x/xla/hlo/ir/hlo_instructions.h:1021: operand")
+                .as_deref(),
+            Some("xla/hlo/ir/hlo_instructions.h:1021")
+        );
+        assert_eq!(check_site("operand 0 at 12:3 is f32[4]"), None);
+        assert_eq!(check_site("no location here"), None);
     }
 
     #[test]

@@ -49,6 +49,9 @@ impl Default for MinimizeConfig {
 /// optimized module were evaluated and agreed, `hlo-to-mlir` when the module XLA received
 /// already differs; else empty (not established).
 pub fn culprit_of(b: &BisectReport) -> String {
+    if let Some(f) = &b.failure {
+        return crate::bisect::failure_culprit(f);
+    }
     if let Some(c) = &b.culprit {
         return c.pass.clone();
     }
@@ -166,7 +169,13 @@ pub fn bucket_case(
         }
         Err(e) => return failed_record(e, original, t0),
     };
-    let b = if cfg.bisect && m.last.verdict.kind == VerdictKind::Mismatch {
+    // A mismatch is bisected to its pass; a crash or rejection to where XLA was when it failed
+    // (stage, pass entered, failed check), without the disable-pass search.
+    let failed = matches!(
+        m.last.verdict.kind,
+        VerdictKind::Crash | VerdictKind::Rejected
+    );
+    let b = if cfg.bisect && (m.last.verdict.kind == VerdictKind::Mismatch || failed) {
         let min_text = hlo::print::module_to_string(&m.case.module);
         bisect(
             &min_text,
