@@ -505,7 +505,11 @@ impl<'a> V<'a> {
             BitcastConvert => {
                 let a = self.arr(0)?;
                 let o = self.out()?;
-                let (iw, ow) = (a.ty.bit_width() as i64, o.ty.bit_width() as i64);
+                // Widths as XLA's shape inference takes them: a pred is a byte.
+                let (iw, ow) = (
+                    a.ty.storage_bit_width() as i64,
+                    o.ty.storage_bit_width() as i64,
+                );
                 let mut dims = a.dims.clone();
                 if iw > ow {
                     if ow == 0 || iw % ow != 0 {
