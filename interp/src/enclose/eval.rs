@@ -15,7 +15,7 @@ use super::funcs;
 use super::set::{le, tmax, tmin, CSet, FSet, ISet, Why};
 use super::sum::{accumulation, MaxAcc, ProdAcc, SumAcc};
 use crate::eval::{plan, Plan};
-use crate::value::{from_bits, to_bits, Array, Buffer, Value};
+use crate::value::{from_bits, product, to_bits, Array, Buffer, Value};
 use crate::{attrs, invalid, unsupported, EvalError, EvalOptions, Result};
 use hlo::{
     ArrayLiteral, Category, CompId, Instruction, Module, Opcode, PrimitiveType, Scalar, Shape,
@@ -825,6 +825,7 @@ impl<'m> Ctx<'m> {
             O::While => self.while_loop(i, ops)?,
             O::Conditional => self.conditional(i, ops)?,
             O::Map => self.map(i, ops)?,
+            O::Scan => self.scan(i, ops)?,
             op if op.category() == Category::ElementwiseUnary => {
                 SetValue::array(self.unary(i, &**a(0)?)?)
             }
@@ -1683,6 +1684,145 @@ impl<'m> Ctx<'m> {
             mark_value(&mut out, Why::BRANCH);
         }
         Ok(out)
+    }
+
+    /// `scan` step by step, as XLA CPU's expander runs it (`crate::control::scan`): each step's
+    /// sets through `to_apply`. A scan marked `is_associative` may be combined in another
+    /// order (a parallel prefix), which float rounding can tell apart: any value then.
+    fn scan(&mut self, i: &Instruction, ops: &[&SetValue]) -> Result<SetValue> {
+        if attrs::flag(i, "is_associative", false) {
+            return SetValue::top(&i.shape, Why::ORDER | Why::UNMODELLED);
+        }
+        let body = attrs::comp(i, "to_apply")?;
+        let dim = match attrs::dims(i, "dimensions")?.as_slice() {
+            [d] => *d,
+            _ => return Err(invalid("scan needs one dimension")),
+        };
+        let carries = usize::try_from(attrs::req_int(i, "num_carries")?)
+            .ok()
+            .filter(|&c| c <= ops.len())
+            .ok_or_else(|| invalid("num_carries exceeds the operands"))?;
+        let reverse = attrs::flag(i, "is_reverse", false);
+        let n_in = ops.len() - carries;
+        let inputs: Vec<&Arc<SetArray>> =
+            ops[..n_in].iter().map(|v| sarr(v)).collect::<Result<_>>()?;
+        let tuple = i.shape.tuple_elements().is_some();
+        let shapes: Vec<&Shape> = match i.shape.tuple_elements() {
+            Some(t) => t.iter().collect(),
+            None => vec![&i.shape],
+        };
+        let n_out = shapes
+            .len()
+            .checked_sub(carries)
+            .filter(|&n| n + carries > 0 && (tuple || n + carries == 1))
+            .ok_or_else(|| invalid("scan's results do not match its carries"))?;
+        let mut out_types = Vec::with_capacity(n_out);
+        for s in &shapes[..n_out] {
+            let a = s
+                .as_array()
+                .ok_or_else(|| invalid("a scan output must be an array"))?;
+            let dims = a
+                .dims
+                .iter()
+                .map(|&d| {
+                    usize::try_from(d).map_err(|_| unsupported("unbounded dynamic dimension"))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            if dim >= dims.len() {
+                return Err(invalid("scan dimension out of an output's bounds"));
+            }
+            out_types.push((a.ty, dims));
+        }
+        let len = match (inputs.first(), out_types.first()) {
+            (Some(a), _) => *a
+                .dims
+                .get(dim)
+                .ok_or_else(|| invalid("scan dimension out of an input's bounds"))?,
+            (None, Some((_, d))) => d[dim],
+            (None, None) => return Err(invalid("scan without inputs or outputs")),
+        };
+        let dims_ok = inputs
+            .iter()
+            .map(|a| &a.dims)
+            .chain(out_types.iter().map(|t| &t.1));
+        for d in dims_ok {
+            if d.get(dim) != Some(&len) {
+                return Err(invalid(
+                    "scan operands and outputs differ in the scan dimension",
+                ));
+            }
+        }
+        let split = |dims: &[usize]| (product(&dims[..dim]), product(&dims[dim + 1..]));
+        let mut carry: Vec<SetValue> = ops[n_in..].iter().map(|v| (*v).clone()).collect();
+        // Each output's slices by scan index.
+        let mut slices: Vec<Vec<Option<Elems>>> = vec![vec![None; len]; n_out];
+        for step in 0..len {
+            let k = if reverse { len - 1 - step } else { step };
+            let mut args = Vec::with_capacity(ops.len());
+            for a in &inputs {
+                let (outer, inner) = split(&a.dims);
+                let idx: Vec<usize> = (0..outer)
+                    .flat_map(|o| (0..inner).map(move |x| (o * len + k) * inner + x))
+                    .collect();
+                self.step(idx.len() as u64)?;
+                let mut dims = a.dims.clone();
+                dims.remove(dim);
+                args.push(SetValue::array(SetArray {
+                    ty: a.ty,
+                    dims,
+                    elems: a.elems.take(&idx),
+                }));
+            }
+            args.append(&mut carry);
+            let mut results = match self.call(body, args)? {
+                SetValue::Tuple(t) => t,
+                v => vec![v],
+            };
+            if results.len() != n_out + carries {
+                return Err(invalid(
+                    "scan's to_apply returned the wrong number of values",
+                ));
+            }
+            carry = results.split_off(n_out);
+            for (o, v) in results.iter().enumerate() {
+                let v = sarr(v)?;
+                let (ty, dims) = &out_types[o];
+                let mut want = dims.clone();
+                want.remove(dim);
+                if v.ty != *ty || v.dims != want {
+                    return Err(invalid(
+                        "scan's to_apply returned an output of the wrong shape",
+                    ));
+                }
+                slices[o][k] = Some(v.elems.clone());
+            }
+        }
+        let mut all = Vec::with_capacity(n_out + carries);
+        for (o, (ty, dims)) in out_types.into_iter().enumerate() {
+            let (outer, inner) = split(&dims);
+            let elems = if len == 0 || outer * inner == 0 {
+                SetArray::exact(&Array::zeros(ty, dims.clone())?)?.elems
+            } else {
+                let parts: Vec<&Elems> = slices[o].iter().flatten().collect();
+                let joined = Elems::concat(&parts)
+                    .ok_or_else(|| invalid("scan outputs of different kinds"))?;
+                // Slice k holds (outer, inner) at k * outer * inner + o * inner + x.
+                let idx: Vec<usize> = (0..outer)
+                    .flat_map(|o| {
+                        (0..len)
+                            .flat_map(move |k| (0..inner).map(move |x| (k * outer + o) * inner + x))
+                    })
+                    .collect();
+                joined.take(&idx)
+            };
+            all.push(SetValue::array(SetArray { ty, dims, elems }));
+        }
+        all.append(&mut carry);
+        Ok(if tuple {
+            SetValue::Tuple(all)
+        } else {
+            all.pop().expect("one result")
+        })
     }
 
     fn map(&mut self, i: &Instruction, ops: &[&SetValue]) -> Result<SetValue> {
