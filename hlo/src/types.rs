@@ -185,6 +185,17 @@ impl PrimitiveType {
         }
     }
 
+    /// Bits an element takes in memory as XLA's `primitive_util::StorageBitWidth` counts them:
+    /// [`Self::bit_width`], except `pred`, which is stored as a byte (8). `bitcast-convert`'s
+    /// shape rule and bits use it: an f64 is `pred[8]`, an s8 is one `pred`, and a `pred` is
+    /// two s4 values.
+    pub fn storage_bit_width(self) -> u32 {
+        match self {
+            Pred => 8,
+            t => t.bit_width(),
+        }
+    }
+
     /// Bytes one element takes in a [`crate::Literal`]: sub-byte types take a whole
     /// byte each (as numpy/ml_dtypes store them), pred takes one byte (0 or 1).
     pub fn byte_size(self) -> usize {

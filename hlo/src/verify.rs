@@ -505,7 +505,11 @@ impl<'a> V<'a> {
             BitcastConvert => {
                 let a = self.arr(0)?;
                 let o = self.out()?;
-                let (iw, ow) = (a.ty.bit_width() as i64, o.ty.bit_width() as i64);
+                // Widths as XLA's shape inference takes them: a pred is a byte.
+                let (iw, ow) = (
+                    a.ty.storage_bit_width() as i64,
+                    o.ty.storage_bit_width() as i64,
+                );
                 let mut dims = a.dims.clone();
                 if iw > ow {
                     if ow == 0 || iw % ow != 0 {
@@ -1059,9 +1063,137 @@ impl<'a> V<'a> {
             }
             // Accepted as declared: the scales' block shapes are not modelled.
             ScaledDot => Ok(()),
-            // Accepted as declared: recent opcodes whose shape rules are not modelled here.
-            Scan | Shuffle => Ok(()),
+            Scan => self.scan(),
+            // Accepted as declared: a recent opcode whose shape rule is not modelled here.
+            Shuffle => Ok(()),
         }
+    }
+
+    /// `scan`, as XLA's verifier checks it (jaxlib 0.10.2): operands are inputs, then
+    /// `num_carries` carries; `to_apply` takes each input with the scan dimension removed, then
+    /// the carries, and returns the outputs' slices, then carries of the carries' shapes; the
+    /// result is the outputs (the scan dimension, of the inputs' extent, put back), then the
+    /// carries, as a tuple or, when there is one of them, that one.
+    fn scan(&self) -> R {
+        let f = self.comp("to_apply")?;
+        let dim = match self.ints("dimensions")? {
+            [d] if *d >= 0 => *d as usize,
+            d => return Err(format!("scan needs one dimension, has {}", dims_str(d))),
+        };
+        // Kept verbatim by the parser (an attribute only scan has).
+        let carries = match self.instr.attr("num_carries") {
+            Some(crate::ir::Attr::Int(v)) => *v,
+            Some(crate::ir::Attr::Raw(t)) => t
+                .trim()
+                .parse::<i64>()
+                .map_err(|_| format!("num_carries={t} is not an integer"))?,
+            _ => return Err("attribute num_carries=N is missing".into()),
+        };
+        let n = self.instr.operands.len();
+        let carries = usize::try_from(carries)
+            .ok()
+            .filter(|&c| c <= n)
+            .ok_or_else(|| format!("num_carries={carries} for {n} operand(s)"))?;
+        let n_in = n - carries;
+        let results: Vec<&Shape> = match self.instr.shape.tuple_elements() {
+            Some(t) => t.iter().collect(),
+            None => vec![&self.instr.shape],
+        };
+        let n_out = results
+            .len()
+            .checked_sub(carries)
+            .ok_or_else(|| format!("{} result(s) for {carries} carries", results.len()))?;
+        if n_in + n_out == 0 {
+            return Err("scan has no inputs or outputs".into());
+        }
+        let ps = f.parameter_shapes();
+        if ps.len() != n {
+            return Err(format!(
+                "to_apply %{} takes {} parameters for {n} operands",
+                f.name,
+                ps.len()
+            ));
+        }
+        let root = &f.root_instruction().shape;
+        let roots: Vec<&Shape> = match root.tuple_elements() {
+            Some(t) => t.iter().collect(),
+            None => vec![root],
+        };
+        if roots.len() != results.len() {
+            return Err(format!(
+                "to_apply %{} returns {} value(s) for {} result(s)",
+                f.name,
+                roots.len(),
+                results.len()
+            ));
+        }
+        let without = |a: &ArrayShape| -> Result<Shape, String> {
+            if dim >= a.dims.len() {
+                return Err(format!(
+                    "scan dimension {dim} is out of {}'s bounds",
+                    dims_str(&a.dims)
+                ));
+            }
+            let mut r = a.clone();
+            r.dims.remove(dim);
+            r.dynamic.remove(dim);
+            r.layout = None;
+            Ok(Shape::Array(r))
+        };
+        let mut extent = None;
+        for k in 0..n_in {
+            let a = self.arr(k)?;
+            let sliced = without(a)?;
+            match extent {
+                None => extent = Some(a.dims[dim]),
+                Some(e) if e != a.dims[dim] => {
+                    return Err(format!(
+                        "scan input {k} has extent {} in dimension {dim}, input 0 has {e}",
+                        a.dims[dim]
+                    ))
+                }
+                _ => {}
+            }
+            if !same(&ps[k], &sliced) {
+                return Err(format!(
+                    "to_apply parameter {k} is {}, the input's slice is {}",
+                    s(&ps[k]),
+                    s(&sliced)
+                ));
+            }
+        }
+        for c in 0..carries {
+            let (p, o, r) = (&ps[n_in + c], self.op(n_in + c), roots[n_out + c]);
+            if !same(p, o) || !same(r, o) || !same(results[n_out + c], o) {
+                return Err(format!(
+                    "scan carry {c} is {}: to_apply takes {}, returns {}, the result has {}",
+                    s(o),
+                    s(p),
+                    s(r),
+                    s(results[n_out + c])
+                ));
+            }
+        }
+        for o in 0..n_out {
+            let res = results[o]
+                .as_array()
+                .ok_or_else(|| format!("scan output {o} must be an array"))?;
+            let sliced = without(res)?;
+            if let Some(e) = extent.filter(|&e| e != res.dims[dim]) {
+                return Err(format!(
+                    "scan output {o} has extent {} in dimension {dim}, the inputs {e}",
+                    res.dims[dim]
+                ));
+            }
+            if !same(roots[o], &sliced) {
+                return Err(format!(
+                    "to_apply returns {} for output {o}, whose slice is {}",
+                    s(roots[o]),
+                    s(&sliced)
+                ));
+            }
+        }
+        Ok(())
     }
 
     fn token_operand(&self, i: usize) -> R {

@@ -1,4 +1,4 @@
-//! while, conditional, map and custom-call.
+//! while, conditional, map, scan and custom-call.
 
 use crate::eval::{arr, out_dims, Ctx};
 use crate::reduce::scalar;
@@ -98,6 +98,142 @@ pub fn map(ctx: &mut Ctx, i: &Instruction, ops: &[&Value]) -> Result<Value> {
         }
     }
     Ok(Value::array(out))
+}
+
+/// `scan` as XLA CPU runs it (jaxlib 0.10.2 parses the op and its `ScanExpander` turns it into
+/// a while loop before anything else sees it). The operands are the inputs, then
+/// `num_carries` initial carries; `to_apply` takes one slice of each input (the scan dimension
+/// removed) and the carries, and returns the outputs' slices, then the new carries. Step `k`
+/// (of the scan dimension's extent) reads and writes index `k`, or `n - 1 - k` when
+/// `is_reverse`; the result is the outputs (the scan dimension put back at its place), then the
+/// final carries: a tuple when the instruction's shape is one, else the one output or carry.
+/// `is_associative` lets XLA combine in another order (a parallel prefix); the oracle always
+/// steps in order, as the expander does.
+pub fn scan(ctx: &mut Ctx, i: &Instruction, ops: &[&Value]) -> Result<Value> {
+    let body = attrs::comp(i, "to_apply")?;
+    let dim = match attrs::dims(i, "dimensions")?.as_slice() {
+        [d] => *d,
+        d => {
+            return Err(invalid(format!(
+                "scan needs one dimension, has {}",
+                d.len()
+            )))
+        }
+    };
+    let carries = usize::try_from(attrs::req_int(i, "num_carries")?)
+        .ok()
+        .filter(|&c| c <= ops.len())
+        .ok_or_else(|| invalid("num_carries exceeds the operands"))?;
+    let reverse = attrs::flag(i, "is_reverse", false);
+    let n_in = ops.len() - carries;
+    let inputs: Vec<&Array> = ops[..n_in]
+        .iter()
+        .map(|v| arr(v).map(|a| &**a))
+        .collect::<Result<_>>()?;
+    let tuple = i.shape.tuple_elements().is_some();
+    let result_shapes: Vec<&hlo::Shape> = match i.shape.tuple_elements() {
+        Some(t) => t.iter().collect(),
+        None => vec![&i.shape],
+    };
+    let n_out = result_shapes
+        .len()
+        .checked_sub(carries)
+        .ok_or_else(|| invalid("scan has fewer results than carries"))?;
+    if n_out + carries == 0 || (!tuple && n_out + carries != 1) {
+        return Err(invalid("scan has no inputs or outputs"));
+    }
+    // The outputs, zero-filled as the expander fills them, with their dimensions.
+    let mut outs: Vec<Array> = Vec::with_capacity(n_out);
+    for s in &result_shapes[..n_out] {
+        let a = s
+            .as_array()
+            .ok_or_else(|| invalid("a scan output must be an array"))?;
+        let dims = a
+            .dims
+            .iter()
+            .map(|&d| usize::try_from(d).map_err(|_| unsupported("unbounded dynamic dimension")))
+            .collect::<Result<Vec<_>>>()?;
+        if dim >= dims.len() {
+            return Err(invalid("scan dimension out of an output's bounds"));
+        }
+        outs.push(Array::zeros(a.ty, dims)?);
+    }
+    let len = match (inputs.first(), outs.first()) {
+        (Some(a), _) => *a
+            .dims
+            .get(dim)
+            .ok_or_else(|| invalid("scan dimension out of an input's bounds"))?,
+        (None, Some(o)) => o.dims[dim],
+        (None, None) => return Err(invalid("scan without inputs or outputs has no extent")),
+    };
+    for a in inputs.iter().copied().chain(outs.iter()) {
+        if a.dims.get(dim) != Some(&len) {
+            return Err(invalid(format!(
+                "scan operands and outputs differ in dimension {dim}"
+            )));
+        }
+    }
+    // Element (outer, k, inner) of an array whose dimension `dim` is the scan's.
+    let split = |dims: &[usize]| -> (usize, usize) {
+        (
+            crate::value::product(&dims[..dim]),
+            crate::value::product(&dims[dim + 1..]),
+        )
+    };
+    let mut carry: Vec<Value> = ops[n_in..].iter().map(|v| (*v).clone()).collect();
+    for step in 0..len {
+        let k = if reverse { len - 1 - step } else { step };
+        let mut args: Vec<Value> = Vec::with_capacity(ops.len());
+        for a in &inputs {
+            let (outer, inner) = split(&a.dims);
+            let idx: Vec<usize> = (0..outer)
+                .flat_map(|o| (0..inner).map(move |x| (o * len + k) * inner + x))
+                .collect();
+            ctx.step(idx.len() as u64 / 8)?;
+            let mut dims = a.dims.clone();
+            dims.remove(dim);
+            args.push(Value::array(Array::new(a.ty, dims, a.buf.take(&idx))));
+        }
+        args.append(&mut carry);
+        let r = ctx.call(body, args)?;
+        let mut results = match r {
+            Value::Tuple(t) => t,
+            v => vec![v],
+        };
+        if results.len() != n_out + carries {
+            return Err(invalid(format!(
+                "scan's to_apply returned {} values for {n_out} outputs and {carries} carries",
+                results.len()
+            )));
+        }
+        carry = results.split_off(n_out);
+        for (o, v) in outs.iter_mut().zip(&results) {
+            let v = arr(v)?;
+            let (outer, inner) = split(&o.dims);
+            let mut want = o.dims.clone();
+            want.remove(dim);
+            if v.ty != o.ty || v.dims != want {
+                return Err(invalid(
+                    "scan's to_apply returned an output of the wrong shape",
+                ));
+            }
+            for j in 0..outer * inner {
+                let dst = ((j / inner.max(1)) * len + k) * inner + j % inner.max(1);
+                if !o.buf.set_from(dst, &v.buf, j) {
+                    return Err(invalid(
+                        "scan's to_apply returned an output of the wrong type",
+                    ));
+                }
+            }
+        }
+    }
+    let mut all: Vec<Value> = outs.into_iter().map(Value::array).collect();
+    all.append(&mut carry);
+    Ok(if tuple {
+        Value::Tuple(all)
+    } else {
+        all.pop().expect("one result")
+    })
 }
 
 pub fn custom_call(ctx: &mut Ctx, i: &Instruction, ops: &[&Value]) -> Result<Value> {

@@ -250,9 +250,13 @@ pub fn convert_with(a: &Array, to: PrimitiveType, narrowing: Narrowing) -> Resul
 
 /// `bitcast-convert`: same bits, new element type. Between widths, the wider element holds the
 /// narrower ones little-endian (element 0 of the new minor dimension is the least significant).
+/// A `pred` is a byte, as XLA stores it (`storage_bit_width`): its bits are 0 or 1, and bits
+/// made into a `pred` are true when any is set. XLA CPU keeps such a byte as it is (an f64's
+/// bytes in `pred[8]`: measured on jaxlib 0.10.2, its result buffer holds 0xef, 0xcd, ... for
+/// 0x0123456789abcdef); the oracle keeps the truth value a nonzero byte reads as.
 pub fn bitcast_convert(a: &Array, to: PrimitiveType, out_dims: Vec<usize>) -> Result<Array> {
-    let wi = a.ty.bit_width();
-    let wo = to.bit_width();
+    let wi = a.ty.storage_bit_width();
+    let wo = to.storage_bit_width();
     if wi == 0 || wo == 0 {
         return Err(unsupported(format!("bitcast-convert {} -> {to}", a.ty)));
     }
@@ -296,6 +300,11 @@ pub fn bitcast_convert(a: &Array, to: PrimitiveType, out_dims: Vec<usize>) -> Re
             a.ty, a.dims
         )));
     }
+    let out = if to == PrimitiveType::Pred {
+        out.into_iter().map(|b| (b != 0) as u128).collect()
+    } else {
+        out
+    };
     Ok(Array::new(to, out_dims, from_bits(to, &out)?))
 }
 

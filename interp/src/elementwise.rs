@@ -7,7 +7,7 @@
 use crate::value::{wrap_int, Array, Buffer, ComplexElem, FloatElem, IntElem};
 use crate::{invalid, unsupported, Result};
 use hlo::{Opcode, PrimitiveType, TypeClass};
-use num_complex::{Complex32, Complex64};
+use num_complex::{Complex, Complex32, Complex64};
 use rayon::prelude::*;
 
 /// Arrays at least this long are processed in parallel.
@@ -521,6 +521,8 @@ pub fn c64_binop_single(
         O::Add => Some(|x, y| x + y),
         O::Subtract => Some(|x, y| x - y),
         O::Multiply => Some(xla_complex32::mul_in(mul)),
+        O::Maximum => Some(complex_max),
+        O::Minimum => Some(complex_min),
         _ => c64_binop(op),
     }
 }
@@ -894,8 +896,39 @@ pub fn complex_binop(
         O::Divide => xla_complex::div,
         O::Atan2 => xla_complex::atan2,
         O::Power => xla_complex::pow,
+        O::Maximum => complex_max,
+        O::Minimum => complex_min,
         _ => return None,
     })
+}
+
+/// Complex `maximum` as XLA CPU computes it (jaxlib 0.10.2): one of the operands, bit for bit,
+/// `a` when `a.re >= b.re` and `b` otherwise. XLA lowers it through MHLO's scalar mapping, which
+/// means to order (re, im) pairs lexicographically but writes the condition as
+/// `(a.re == b.re && a.im >= b.im) || a.re >= b.re`: the second term holds whenever the first
+/// does, so the imaginary parts never matter (max((1, 1), (1, 2)) is (1, 1), and so is min).
+/// The compares are ordered (a NaN real part in either operand gives `b`) and -0 equals +0
+/// (`a`). They are made in the part type, so that under the flush-to-zero variant's CPU mode a
+/// subnormal real part reads as zero, as in XLA CPU's compare, while the operand picked keeps
+/// its bits (measured: max((0, 1), (1e-45, 5)) is (0, 1); max((-1e-45, 3), (0, 2)) is
+/// (-1e-45, 3)). XLA's CSE takes the op for commutative, so where the real parts tie or one is
+/// NaN, `maximum(b, a)` next to `maximum(a, b)` gives the latter's result: the oracle keeps the
+/// module's operand order, and the enclosure allows either operand there.
+pub fn complex_max<T: PartialOrd + Copy>(a: Complex<T>, b: Complex<T>) -> Complex<T> {
+    if a.re >= b.re {
+        a
+    } else {
+        b
+    }
+}
+
+/// Complex `minimum` as XLA CPU computes it: [`complex_max`] with `<=`.
+pub fn complex_min<T: PartialOrd + Copy>(a: Complex<T>, b: Complex<T>) -> Complex<T> {
+    if a.re <= b.re {
+        a
+    } else {
+        b
+    }
 }
 
 /// The function of a pred binary op.

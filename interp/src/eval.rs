@@ -391,6 +391,7 @@ impl<'m> Ctx<'m> {
             O::While => control::while_loop(self, i, ops)?,
             O::Conditional => control::conditional(self, i, ops)?,
             O::Map => control::map(self, i, ops)?,
+            O::Scan => control::scan(self, i, ops)?,
             O::CustomCall => control::custom_call(self, i, ops)?,
 
             // Elementwise, by the opcode table's categories: every unary and binary op but

@@ -17,6 +17,7 @@ use crate::eval::arr;
 use crate::value::{product, Array, Buffer, Value};
 use crate::{attrs, invalid, unsupported, Result};
 use hlo::{Instruction, PrimitiveType, Shape};
+use num_complex::Complex64;
 
 /// A batch of row-major `rows x cols` matrices in f64.
 struct Mats {
@@ -101,18 +102,55 @@ fn potrf(a: &mut [f64], n: usize, lower: bool) -> i32 {
     0
 }
 
+/// The scalars the triangular kernels run on: f64, and Complex64 for complex solves.
+trait Field:
+    Copy
+    + From<f64>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + std::ops::Div<Output = Self>
+{
+    /// The complex conjugate (the value itself for reals).
+    fn conj(self) -> Self;
+}
+
+impl Field for f64 {
+    fn conj(self) -> f64 {
+        self
+    }
+}
+
+impl Field for Complex64 {
+    fn conj(self) -> Complex64 {
+        Complex64::conj(&self)
+    }
+}
+
 /// The k x k triangular matrix `op(A)` that a solve uses, dense, plus whether it is lower
 /// triangular: only `A`'s `lower` (else upper) triangle is read, its diagonal taken as 1 when
-/// `unit`, and it is transposed when `trans`.
-fn tri_matrix(a: &[f64], k: usize, lower: bool, unit: bool, trans: bool) -> (Vec<f64>, bool) {
-    let mut m = vec![0.0; k * k];
+/// `unit`, and it is transposed when `trans`; its elements conjugated when `conj` (an adjoint).
+fn tri_matrix<T: Field>(
+    a: &[T],
+    k: usize,
+    lower: bool,
+    unit: bool,
+    trans: bool,
+    conj: bool,
+) -> (Vec<T>, bool) {
+    let mut m = vec![T::from(0.0); k * k];
     for r in 0..k {
         for c in 0..k {
             let inside = if lower { c <= r } else { c >= r };
             if !inside {
                 continue;
             }
-            let v = if r == c && unit { 1.0 } else { a[r * k + c] };
+            let v = if r == c && unit {
+                T::from(1.0)
+            } else if conj {
+                a[r * k + c].conj()
+            } else {
+                a[r * k + c]
+            };
             if trans {
                 m[c * k + r] = v;
             } else {
@@ -124,12 +162,12 @@ fn tri_matrix(a: &[f64], k: usize, lower: bool, unit: bool, trans: bool) -> (Vec
 }
 
 /// Solves `m x = rhs` in place for a lower (else upper) triangular k x k `m`.
-fn tri_solve(m: &[f64], k: usize, lower: bool, x: &mut [f64]) {
+fn tri_solve<T: Field>(m: &[T], k: usize, lower: bool, x: &mut [T]) {
     if lower {
         for r in 0..k {
             let mut s = x[r];
             for c in 0..r {
-                s -= m[r * k + c] * x[c];
+                s = s - m[r * k + c] * x[c];
             }
             x[r] = s / m[r * k + r];
         }
@@ -137,28 +175,30 @@ fn tri_solve(m: &[f64], k: usize, lower: bool, x: &mut [f64]) {
         for r in (0..k).rev() {
             let mut s = x[r];
             for c in r + 1..k {
-                s -= m[r * k + c] * x[c];
+                s = s - m[r * k + c] * x[c];
             }
             x[r] = s / m[r * k + r];
         }
     }
 }
 
-/// `op(A) X = B` (`left`) or `X op(A) = B`, B (m x n) overwritten by X.
+/// `op(A) X = B` (`left`) or `X op(A) = B`, B (m x n) overwritten by X; `op(A)` is `A`, its
+/// transpose (`trans`) or its adjoint (`trans` and `conj`).
 #[allow(clippy::too_many_arguments)]
-fn trsm(
-    a: &[f64],
-    b: &mut [f64],
+fn trsm<T: Field>(
+    a: &[T],
+    b: &mut [T],
     m: usize,
     n: usize,
     left: bool,
     lower: bool,
     unit: bool,
     trans: bool,
+    conj: bool,
 ) {
     if left {
-        let (t, low) = tri_matrix(a, m, lower, unit, trans);
-        let mut col = vec![0.0; m];
+        let (t, low) = tri_matrix(a, m, lower, unit, trans, conj);
+        let mut col = vec![T::from(0.0); m];
         for c in 0..n {
             for r in 0..m {
                 col[r] = b[r * n + c];
@@ -169,8 +209,8 @@ fn trsm(
             }
         }
     } else {
-        // X T = B  <=>  T^T X^T = B^T: solve each row of B with T^T.
-        let (t, low) = tri_matrix(a, n, lower, unit, !trans);
+        // X T = B  <=>  T^T X^T = B^T: solve each row of B with T^T (the conjugation stays).
+        let (t, low) = tri_matrix(a, n, lower, unit, !trans, conj);
         for r in 0..m {
             tri_solve(&t, n, low, &mut b[r * n..(r + 1) * n]);
         }
@@ -398,12 +438,84 @@ pub fn triangular_solve(i: &Instruction, a: &Array, b: &Array) -> Result<Array> 
     let left = attrs::flag(i, "left_side", false);
     let lower = attrs::flag(i, "lower", false);
     let unit = attrs::flag(i, "unit_diagonal", false);
-    let trans = match attrs::word(i, "transpose_a").as_deref() {
-        None | Some("NO_TRANSPOSE") => false,
-        Some("TRANSPOSE") | Some("ADJOINT") => true,
+    let (trans, adjoint) = match attrs::word(i, "transpose_a").as_deref() {
+        None | Some("NO_TRANSPOSE") => (false, false),
+        Some("TRANSPOSE") => (true, false),
+        Some("ADJOINT") => (true, true),
         Some(t) => return Err(invalid(format!("transpose_a={t}"))),
     };
+    if a.ty.is_complex() || b.ty.is_complex() {
+        return solve_batch_complex(a, b, left, lower, unit, trans, adjoint);
+    }
+    // A real matrix's adjoint is its transpose.
     solve_batch(a, b, left, lower, unit, trans, "triangular-solve")
+}
+
+/// [`solve_batch`] of c64 or c128 matrices: computed in c128 (Complex64) and rounded once to
+/// the result type, as the real solves are in f64. XLA CPU expands the op into blocked
+/// substitutions of its own (TriangularSolveExpander), so its results agree within rounding.
+fn solve_batch_complex(
+    a: &Array,
+    b: &Array,
+    left: bool,
+    lower: bool,
+    unit: bool,
+    trans: bool,
+    adjoint: bool,
+) -> Result<Array> {
+    let what = "triangular-solve";
+    let wide = |x: &Array| -> Result<Vec<Complex64>> {
+        match &x.buf {
+            Buffer::C64(v) => Ok(v
+                .iter()
+                .map(|z| Complex64::new(z.re as f64, z.im as f64))
+                .collect()),
+            Buffer::C128(v) => Ok(v.clone()),
+            _ => Err(invalid(format!("{what}: {} and {} differ", a.ty, b.ty))),
+        }
+    };
+    if a.ty != b.ty {
+        return Err(invalid(format!("{what}: {} and {} differ", a.ty, b.ty)));
+    }
+    let (ra, rb) = (a.dims.len(), b.dims.len());
+    if ra < 2 || rb < 2 {
+        return Err(invalid(format!(
+            "{what}: operands of rank {ra} and {rb}, need at least 2"
+        )));
+    }
+    let (m, n) = (b.dims[rb - 2], b.dims[rb - 1]);
+    let k = if left { m } else { n };
+    if a.dims[ra - 2] != k || a.dims[ra - 1] != k || a.dims[..ra - 2] != b.dims[..rb - 2] {
+        return Err(invalid(format!(
+            "{what}: a {:?} does not fit b {:?}",
+            a.dims, b.dims
+        )));
+    }
+    let (av, mut bv) = (wide(a)?, wide(b)?);
+    let count = product(&b.dims[..rb - 2]);
+    for t in 0..count {
+        let a_t = &av[t * k * k..(t + 1) * k * k];
+        trsm(
+            a_t,
+            &mut bv[t * m * n..(t + 1) * m * n],
+            m,
+            n,
+            left,
+            lower,
+            unit,
+            trans,
+            adjoint,
+        );
+    }
+    let buf = match b.ty {
+        PrimitiveType::C64 => Buffer::C64(
+            bv.iter()
+                .map(|z| num_complex::Complex32::new(z.re as f32, z.im as f32))
+                .collect(),
+        ),
+        _ => Buffer::C128(bv),
+    };
+    Ok(Array::new(b.ty, b.dims.clone(), buf))
 }
 
 fn solve_batch(
@@ -427,7 +539,7 @@ fn solve_batch(
     let (m, n) = (bm.rows, bm.cols);
     for t in 0..bm.count() {
         let am_t = &am.data[t * k * k..(t + 1) * k * k];
-        trsm(am_t, bm.mat(t), m, n, left, lower, unit, trans);
+        trsm(am_t, bm.mat(t), m, n, left, lower, unit, trans, false);
     }
     to_array(bm.data.clone(), bm.dims(), b.ty)
 }
@@ -686,9 +798,9 @@ mod tests {
             for lower in [true, false] {
                 for trans in [true, false] {
                     for unit in [true, false] {
-                        let (t, _) = tri_matrix(&a, 2, lower, unit, trans);
+                        let (t, _) = tri_matrix(&a, 2, lower, unit, trans, false);
                         let mut x = b0.to_vec();
-                        trsm(&a, &mut x, 2, 2, left, lower, unit, trans);
+                        trsm(&a, &mut x, 2, 2, left, lower, unit, trans, false);
                         let back = if left {
                             matmul(&t, &x, 2, 2, 2)
                         } else {

@@ -433,7 +433,12 @@ pub fn flush_operand(
     // The modulus of a complex value is arithmetic (XLA CPU flushes a subnormal part there:
     // abs of c64 (1e-45, 0) is 0); abs of a real value only clears the sign bit.
     let complex_abs = op == Opcode::Abs && a.ty.is_complex();
+    // Complex maximum and minimum compare the real parts in the CPU's mode (a subnormal reads
+    // as zero there) and return the operand picked with its bits: not flushed
+    // (`elementwise::complex_max`).
+    let complex_pick = matches!(op, Opcode::Maximum | Opcode::Minimum) && a.ty.is_complex();
     if !v.flush_denormals
+        || complex_pick
         || !complex_abs
             && matches!(
                 op,
@@ -508,7 +513,12 @@ pub fn adjust(op: Opcode, args: &[&Array], a: Array, v: &Variant) -> Result<Arra
     };
     // abs of a complex value is a modulus computed in arithmetic: its NaN's sign is free too.
     let complex_abs = op == Opcode::Abs && args.first().is_some_and(|x| x.ty.is_complex());
-    let nan_sign = v.nan_sign.filter(|_| !keeps_sign(op) || complex_abs);
+    // Complex maximum and minimum select an operand (`elementwise::complex_max`): its NaNs
+    // keep their bits.
+    let complex_pick = matches!(op, Opcode::Maximum | Opcode::Minimum) && a.ty.is_complex();
+    let nan_sign = v
+        .nan_sign
+        .filter(|_| (!keeps_sign(op) || complex_abs) && !complex_pick);
     let normwise = v.normwise_complex && a.ty.is_complex();
     // Normwise nudges leave real results alone.
     let nudge = if rounds_like_approximated(op, a.ty)

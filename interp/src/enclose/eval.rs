@@ -15,7 +15,7 @@ use super::funcs;
 use super::set::{le, tmax, tmin, CSet, FSet, ISet, Why};
 use super::sum::{accumulation, MaxAcc, ProdAcc, SumAcc};
 use crate::eval::{plan, Plan};
-use crate::value::{from_bits, to_bits, Array, Buffer, Value};
+use crate::value::{from_bits, product, to_bits, Array, Buffer, Value};
 use crate::{attrs, invalid, unsupported, EvalError, EvalOptions, Result};
 use hlo::{
     ArrayLiteral, Category, CompId, Instruction, Module, Opcode, PrimitiveType, Scalar, Shape,
@@ -848,6 +848,7 @@ impl<'m> Ctx<'m> {
             O::While => self.while_loop(i, ops)?,
             O::Conditional => self.conditional(i, ops)?,
             O::Map => self.map(i, ops)?,
+            O::Scan => self.scan(i, ops)?,
             op if op.category() == Category::ElementwiseUnary => {
                 SetValue::array(self.unary(i, &**a(0)?)?)
             }
@@ -1724,6 +1725,145 @@ impl<'m> Ctx<'m> {
             mark_value(&mut out, Why::BRANCH);
         }
         Ok(out)
+    }
+
+    /// `scan` step by step, as XLA CPU's expander runs it (`crate::control::scan`): each step's
+    /// sets through `to_apply`. A scan marked `is_associative` may be combined in another
+    /// order (a parallel prefix), which float rounding can tell apart: any value then.
+    fn scan(&mut self, i: &Instruction, ops: &[&SetValue]) -> Result<SetValue> {
+        if attrs::flag(i, "is_associative", false) {
+            return SetValue::top(&i.shape, Why::ORDER | Why::UNMODELLED);
+        }
+        let body = attrs::comp(i, "to_apply")?;
+        let dim = match attrs::dims(i, "dimensions")?.as_slice() {
+            [d] => *d,
+            _ => return Err(invalid("scan needs one dimension")),
+        };
+        let carries = usize::try_from(attrs::req_int(i, "num_carries")?)
+            .ok()
+            .filter(|&c| c <= ops.len())
+            .ok_or_else(|| invalid("num_carries exceeds the operands"))?;
+        let reverse = attrs::flag(i, "is_reverse", false);
+        let n_in = ops.len() - carries;
+        let inputs: Vec<&Arc<SetArray>> =
+            ops[..n_in].iter().map(|v| sarr(v)).collect::<Result<_>>()?;
+        let tuple = i.shape.tuple_elements().is_some();
+        let shapes: Vec<&Shape> = match i.shape.tuple_elements() {
+            Some(t) => t.iter().collect(),
+            None => vec![&i.shape],
+        };
+        let n_out = shapes
+            .len()
+            .checked_sub(carries)
+            .filter(|&n| n + carries > 0 && (tuple || n + carries == 1))
+            .ok_or_else(|| invalid("scan's results do not match its carries"))?;
+        let mut out_types = Vec::with_capacity(n_out);
+        for s in &shapes[..n_out] {
+            let a = s
+                .as_array()
+                .ok_or_else(|| invalid("a scan output must be an array"))?;
+            let dims = a
+                .dims
+                .iter()
+                .map(|&d| {
+                    usize::try_from(d).map_err(|_| unsupported("unbounded dynamic dimension"))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            if dim >= dims.len() {
+                return Err(invalid("scan dimension out of an output's bounds"));
+            }
+            out_types.push((a.ty, dims));
+        }
+        let len = match (inputs.first(), out_types.first()) {
+            (Some(a), _) => *a
+                .dims
+                .get(dim)
+                .ok_or_else(|| invalid("scan dimension out of an input's bounds"))?,
+            (None, Some((_, d))) => d[dim],
+            (None, None) => return Err(invalid("scan without inputs or outputs")),
+        };
+        let dims_ok = inputs
+            .iter()
+            .map(|a| &a.dims)
+            .chain(out_types.iter().map(|t| &t.1));
+        for d in dims_ok {
+            if d.get(dim) != Some(&len) {
+                return Err(invalid(
+                    "scan operands and outputs differ in the scan dimension",
+                ));
+            }
+        }
+        let split = |dims: &[usize]| (product(&dims[..dim]), product(&dims[dim + 1..]));
+        let mut carry: Vec<SetValue> = ops[n_in..].iter().map(|v| (*v).clone()).collect();
+        // Each output's slices by scan index.
+        let mut slices: Vec<Vec<Option<Elems>>> = vec![vec![None; len]; n_out];
+        for step in 0..len {
+            let k = if reverse { len - 1 - step } else { step };
+            let mut args = Vec::with_capacity(ops.len());
+            for a in &inputs {
+                let (outer, inner) = split(&a.dims);
+                let idx: Vec<usize> = (0..outer)
+                    .flat_map(|o| (0..inner).map(move |x| (o * len + k) * inner + x))
+                    .collect();
+                self.step(idx.len() as u64)?;
+                let mut dims = a.dims.clone();
+                dims.remove(dim);
+                args.push(SetValue::array(SetArray {
+                    ty: a.ty,
+                    dims,
+                    elems: a.elems.take(&idx),
+                }));
+            }
+            args.append(&mut carry);
+            let mut results = match self.call(body, args)? {
+                SetValue::Tuple(t) => t,
+                v => vec![v],
+            };
+            if results.len() != n_out + carries {
+                return Err(invalid(
+                    "scan's to_apply returned the wrong number of values",
+                ));
+            }
+            carry = results.split_off(n_out);
+            for (o, v) in results.iter().enumerate() {
+                let v = sarr(v)?;
+                let (ty, dims) = &out_types[o];
+                let mut want = dims.clone();
+                want.remove(dim);
+                if v.ty != *ty || v.dims != want {
+                    return Err(invalid(
+                        "scan's to_apply returned an output of the wrong shape",
+                    ));
+                }
+                slices[o][k] = Some(v.elems.clone());
+            }
+        }
+        let mut all = Vec::with_capacity(n_out + carries);
+        for (o, (ty, dims)) in out_types.into_iter().enumerate() {
+            let (outer, inner) = split(&dims);
+            let elems = if len == 0 || outer * inner == 0 {
+                SetArray::exact(&Array::zeros(ty, dims.clone())?)?.elems
+            } else {
+                let parts: Vec<&Elems> = slices[o].iter().flatten().collect();
+                let joined = Elems::concat(&parts)
+                    .ok_or_else(|| invalid("scan outputs of different kinds"))?;
+                // Slice k holds (outer, inner) at k * outer * inner + o * inner + x.
+                let idx: Vec<usize> = (0..outer)
+                    .flat_map(|o| {
+                        (0..len)
+                            .flat_map(move |k| (0..inner).map(move |x| (k * outer + o) * inner + x))
+                    })
+                    .collect();
+                joined.take(&idx)
+            };
+            all.push(SetValue::array(SetArray { ty, dims, elems }));
+        }
+        all.append(&mut carry);
+        Ok(if tuple {
+            SetValue::Tuple(all)
+        } else {
+            all.pop().expect("one result")
+        })
     }
 
     fn map(&mut self, i: &Instruction, ops: &[&SetValue]) -> Result<SetValue> {
@@ -2714,6 +2854,15 @@ impl Reduction {
 
     fn fold_c(&self, terms: impl Iterator<Item = CSet>, init: CSet) -> Result<CSet> {
         let terms: Vec<CSet> = terms.collect();
+        if matches!(self.op, Opcode::Maximum | Opcode::Minimum) {
+            // Each step selects one of its operands (`complex_pick`): whatever the order and
+            // however often the init value joins, the result is one of the terms or the init.
+            let mut out = terms.iter().fold(init, |acc, c| acc.hull(*c));
+            if !terms.is_empty() {
+                out.re.why |= Why::ORDER;
+            }
+            return Ok(out);
+        }
         if self.op != Opcode::Add || terms.iter().chain([&init]).any(|c| c.inf) {
             return Ok(CSet::top(Why::UNMODELLED));
         }
@@ -3505,6 +3654,9 @@ fn complex_binary(
     ulps: Option<u32>,
 ) -> CSet {
     use Opcode as O;
+    if matches!(op, O::Maximum | O::Minimum) {
+        return complex_pick(fmt, a, b, op == O::Maximum, sub);
+    }
     if a.inf || b.inf {
         return CSet::top(Why::COMPLEX_INF);
     }
@@ -3543,6 +3695,41 @@ fn complex_binary(
         _ => with_daz(fmt, sub, &[a, b], |v| {
             complex_point_binary(fmt, op, v[0], v[1], ulps)
         }),
+    }
+}
+
+/// Complex `maximum` (`max`) or `minimum`: XLA CPU selects `a` where `a.re >= b.re` (`<=`),
+/// else `b`, the imaginary parts unread (`crate::elementwise::complex_max`). XLA also takes the
+/// op for commutative (its CSE merges `maximum(b, a)` into `maximum(a, b)`: measured on jaxlib
+/// 0.10.2), and where the real parts tie or one is NaN the operand order decides: then either
+/// operand. So the result is `a` where every pair of real parts the sets allow compares strictly
+/// so, `b` where every pair compares strictly the other way, and either operand otherwise.
+/// Under denormals-are-zero the compare may read a subnormal real part as zero of its sign (a
+/// tie), while the operand picked keeps its bits: both readings take part in the decision.
+fn complex_pick(fmt: &Format, a: &CSet, b: &CSet, max: bool, sub: Subnormals) -> CSet {
+    let read = |c: &CSet| {
+        let re = part_of(c, true);
+        if sub.daz {
+            arith::flush(fmt, re)
+        } else {
+            re
+        }
+    };
+    // `a` is taken where `p > q`, `b` where `p < q`.
+    let (p, q) = if max {
+        (read(a), read(b))
+    } else {
+        (read(b), read(a))
+    };
+    let ordered = !p.nan && !q.nan;
+    match (p.extent(), q.extent()) {
+        (Some((plo, _)), Some((_, qhi))) if ordered && plo > qhi => *a,
+        (Some((_, phi)), Some((qlo, _))) if ordered && phi < qlo => *b,
+        _ => {
+            let mut h = a.hull(*b);
+            h.re.why |= Why::BRANCH;
+            h
+        }
     }
 }
 
