@@ -1540,47 +1540,14 @@ impl<'a> V<'a> {
         self.expect(self.result_of(&tys, &dims))
     }
 
+    /// The window's output dimensions over `dims`; without `window=`, XLA's parser's empty
+    /// window (which fits a scalar operand only).
     fn window_output(&self, dims: &[i64]) -> Result<Vec<i64>, String> {
-        let w = self
-            .instr
-            .window()
-            .ok_or("attribute window={...} is missing")?;
-        if w.dims.len() != dims.len() {
-            return Err(format!(
-                "the window has {} dimensions, the operand {}",
-                w.dims.len(),
-                dims.len()
-            ));
+        match self.instr.window() {
+            Some(w) => window_output_dims(w, dims),
+            None if dims.is_empty() => Ok(Vec::new()),
+            None => Err("attribute window={...} is missing".into()),
         }
-        let mut out = Vec::new();
-        for (i, (wd, &d)) in w.dims.iter().zip(dims).enumerate() {
-            if wd.size < 0 || wd.stride < 1 || wd.base_dilation < 1 || wd.window_dilation < 1 {
-                return Err(format!(
-                    "window dimension {i} has a bad size, stride or dilation"
-                ));
-            }
-            let base = if d == 0 {
-                0
-            } else {
-                (d as i128 - 1) * wd.base_dilation as i128 + 1
-            };
-            let padded = base + wd.padding_low as i128 + wd.padding_high as i128;
-            let win = if wd.size == 0 {
-                0
-            } else {
-                (wd.size as i128 - 1) * wd.window_dilation as i128 + 1
-            };
-            let o = if padded < win {
-                0
-            } else {
-                (padded - win) / wd.stride as i128 + 1
-            };
-            if o > i64::MAX as i128 {
-                return Err(format!("window output dimension {i} overflows"));
-            }
-            out.push(o as i64);
-        }
-        Ok(out)
     }
 
     fn reduce_window(&self) -> R {
@@ -1695,58 +1662,21 @@ impl<'a> V<'a> {
             .instr
             .conv_dims()
             .ok_or("attribute dim_labels=... is missing")?;
-        let fgc = self.instr.int("feature_group_count").unwrap_or(1);
-        let bgc = self.instr.int("batch_group_count").unwrap_or(1);
         let nsp = d.input_spatial.len();
-        if x.dims.len() != nsp + 2 || k.dims.len() != nsp + 2 || o.dims.len() != nsp + 2 {
-            return Err(format!("dim_labels has {nsp} spatial dimensions; input, kernel and output must have rank {}", nsp + 2));
-        }
-        if fgc < 1 || bgc < 1 {
-            return Err("feature_group_count and batch_group_count must be >= 1".into());
-        }
-        let at = |a: &ArrayShape, i: i64| a.dims.get(i as usize).copied().unwrap_or(-1);
-        let in_f = at(x, d.input_feature);
-        let k_in = at(k, d.kernel_input_feature);
-        let k_out = at(k, d.kernel_output_feature);
-        if in_f != k_in * fgc {
-            return Err(format!("input feature size {in_f} must equal kernel input features {k_in} x feature_group_count {fgc}"));
-        }
-        let batch = at(x, d.input_batch);
-        if batch % bgc != 0 {
+        if o.dims.len() != nsp + 2 {
             return Err(format!(
-                "batch {batch} is not a multiple of batch_group_count {bgc}"
+                "dim_labels has {nsp} spatial dimensions; the output must have rank {}",
+                nsp + 2
             ));
         }
-        let spatial: Vec<i64> = d.input_spatial.iter().map(|&i| at(x, i)).collect();
-        // Without spatial dimensions the window is empty, and XLA (which prints no `window=`
-        // for an empty window) accepts the attribute's absence.
-        let out_sp = match self.instr.window() {
-            None if spatial.is_empty() => Vec::new(),
-            None => return Err("attribute window={...} is missing".into()),
-            Some(w) => {
-                for (i, (wd, &ks)) in w.dims.iter().zip(&d.kernel_spatial).enumerate() {
-                    if wd.size != at(k, ks) {
-                        return Err(format!(
-                            "window size {} of spatial dimension {i} differs from the kernel's {}",
-                            wd.size,
-                            at(k, ks)
-                        ));
-                    }
-                }
-                self.window_output(&spatial)?
-            }
-        };
-        let mut dims = vec![0i64; nsp + 2];
-        let mut put = |i: i64, v: i64| {
-            if let Some(s) = dims.get_mut(i as usize) {
-                *s = v;
-            }
-        };
-        put(d.output_batch, batch / bgc);
-        put(d.output_feature, k_out);
-        for (&i, &v) in d.output_spatial.iter().zip(&out_sp) {
-            put(i, v);
-        }
+        let dims = conv_output_dims(
+            x,
+            k,
+            d,
+            self.instr.window(),
+            self.instr.int("feature_group_count").unwrap_or(1),
+            self.instr.int("batch_group_count").unwrap_or(1),
+        )?;
         self.expect_array(o.ty, dims, o)
     }
 
@@ -2051,6 +1981,123 @@ impl<'a> V<'a> {
     }
 }
 
+/// A convolution's result dimensions, as XLA's shape inference computes them from the input
+/// `x`, the kernel `k`, the dimension labels, the window (absent: no spatial dimensions) and the
+/// feature and batch group counts.
+pub(crate) fn conv_output_dims(
+    x: &ArrayShape,
+    k: &ArrayShape,
+    d: &crate::ir::ConvDimLabels,
+    window: Option<&crate::ir::Window>,
+    fgc: i64,
+    bgc: i64,
+) -> Result<Vec<i64>, String> {
+    let nsp = d.input_spatial.len();
+    if x.dims.len() != nsp + 2 || k.dims.len() != nsp + 2 {
+        return Err(format!(
+            "dim_labels has {nsp} spatial dimensions; input and kernel must have rank {}",
+            nsp + 2
+        ));
+    }
+    if fgc < 1 || bgc < 1 {
+        return Err("feature_group_count and batch_group_count must be >= 1".into());
+    }
+    let at = |a: &ArrayShape, i: i64| {
+        usize::try_from(i)
+            .ok()
+            .and_then(|i| a.dims.get(i).copied())
+            .unwrap_or(-1)
+    };
+    let in_f = at(x, d.input_feature);
+    let k_in = at(k, d.kernel_input_feature);
+    let k_out = at(k, d.kernel_output_feature);
+    if in_f != k_in.saturating_mul(fgc) {
+        return Err(format!(
+            "input feature size {in_f} must equal kernel input features {k_in} x \
+             feature_group_count {fgc}"
+        ));
+    }
+    let batch = at(x, d.input_batch);
+    if batch % bgc != 0 {
+        return Err(format!(
+            "batch {batch} is not a multiple of batch_group_count {bgc}"
+        ));
+    }
+    let spatial: Vec<i64> = d.input_spatial.iter().map(|&i| at(x, i)).collect();
+    // Without spatial dimensions the window is empty, and XLA (which prints no `window=`
+    // for an empty window) accepts the attribute's absence.
+    let out_sp = match window {
+        None if spatial.is_empty() => Vec::new(),
+        None => return Err("attribute window={...} is missing".into()),
+        Some(w) => {
+            for (i, (wd, &ks)) in w.dims.iter().zip(&d.kernel_spatial).enumerate() {
+                if wd.size != at(k, ks) {
+                    return Err(format!(
+                        "window size {} of spatial dimension {i} differs from the kernel's {}",
+                        wd.size,
+                        at(k, ks)
+                    ));
+                }
+            }
+            window_output_dims(w, &spatial)?
+        }
+    };
+    let mut dims = vec![0i64; nsp + 2];
+    let mut put = |i: i64, v: i64| {
+        if let Some(s) = usize::try_from(i).ok().and_then(|i| dims.get_mut(i)) {
+            *s = v;
+        }
+    };
+    put(d.output_batch, batch / bgc);
+    put(d.output_feature, k_out);
+    for (&i, &v) in d.output_spatial.iter().zip(&out_sp) {
+        put(i, v);
+    }
+    Ok(dims)
+}
+
+/// The dimensions a window produces over an operand's `dims` (reduce-window, convolution's
+/// spatial dimensions, select-and-scatter), as XLA's shape inference computes them: the base
+/// dilated and padded, the window dilated, then strided.
+pub(crate) fn window_output_dims(w: &crate::ir::Window, dims: &[i64]) -> Result<Vec<i64>, String> {
+    if w.dims.len() != dims.len() {
+        return Err(format!(
+            "the window has {} dimensions, the operand {}",
+            w.dims.len(),
+            dims.len()
+        ));
+    }
+    let mut out = Vec::new();
+    for (i, (wd, &d)) in w.dims.iter().zip(dims).enumerate() {
+        if wd.size < 0 || wd.stride < 1 || wd.base_dilation < 1 || wd.window_dilation < 1 {
+            return Err(format!(
+                "window dimension {i} has a bad size, stride or dilation"
+            ));
+        }
+        let base = if d == 0 {
+            0
+        } else {
+            (d as i128 - 1) * wd.base_dilation as i128 + 1
+        };
+        let padded = base + wd.padding_low as i128 + wd.padding_high as i128;
+        let win = if wd.size == 0 {
+            0
+        } else {
+            (wd.size as i128 - 1) * wd.window_dilation as i128 + 1
+        };
+        let o = if padded < win {
+            0
+        } else {
+            (padded - win) / wd.stride as i128 + 1
+        };
+        if o > i64::MAX as i128 {
+            return Err(format!("window output dimension {i} overflows"));
+        }
+        out.push(o as i64);
+    }
+    Ok(out)
+}
+
 fn permute(dims: &[i64], perm: &[i64]) -> Option<Vec<i64>> {
     if perm.len() != dims.len() {
         return None;
@@ -2093,6 +2140,7 @@ fn check_shape_valid(s: &Shape) -> Result<(), String> {
         }
         Shape::Tuple(t) => t.iter().try_for_each(check_shape_valid),
         Shape::Token | Shape::Opaque => Ok(()),
+        Shape::Buffer(a) => check_shape_valid(&Shape::Array(a.clone())),
     }
 }
 
