@@ -73,7 +73,7 @@ fn shape_bytes(shape: &Shape) -> Option<u64> {
         Shape::Tuple(t) => t
             .iter()
             .try_fold(0u64, |acc, s| acc.checked_add(shape_bytes(s)?)),
-        Shape::Token | Shape::Opaque => Some(0),
+        Shape::Token | Shape::Opaque | Shape::Buffer(_) => Some(0),
     }
 }
 
@@ -247,7 +247,8 @@ fn make(r: &mut SplitMix64, shape: &Shape, idx: Option<&IndexUse>, cfg: &Config)
             })
         }
         Shape::Tuple(t) => Literal::Tuple(t.iter().map(|s| make(r, s, None, cfg)).collect()),
-        Shape::Token | Shape::Opaque => Literal::Token,
+        // Not data the oracle evaluates: a placeholder, as for tokens.
+        Shape::Token | Shape::Opaque | Shape::Buffer(_) => Literal::Token,
     }
 }
 

@@ -345,6 +345,7 @@ impl Literal {
             }
             Shape::Token => Literal::Token,
             Shape::Opaque => return Err(LiteralError::NotArrayType(PrimitiveType::Opaque)),
+            Shape::Buffer(a) => return Err(LiteralError::NotArrayType(a.ty)),
         })
     }
 
@@ -391,7 +392,7 @@ impl Literal {
                     .collect::<Option<_>>()?,
             ),
             Shape::Token => Literal::Token,
-            Shape::Opaque => return None,
+            Shape::Opaque | Shape::Buffer(_) => return None,
         })
     }
 }

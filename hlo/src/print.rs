@@ -382,6 +382,11 @@ pub fn write_shape(out: &mut impl Write, s: &Shape, with_layout: bool) -> fmt::R
         }
         Shape::Token => out.write_str("token[]"),
         Shape::Opaque => out.write_str("opaque[]"),
+        Shape::Buffer(a) => {
+            out.write_str("b(")?;
+            write_array_shape(out, a, with_layout)?;
+            out.write_str(")")
+        }
     }
 }
 

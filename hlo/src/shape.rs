@@ -1,4 +1,5 @@
-//! Shapes and layouts as HLO text writes them: `f32[2,<=3]{1,0:T(8,128)S(1)}`, `(s32[], f32[4])`, `token[]`.
+//! Shapes and layouts as HLO text writes them: `f32[2,<=3]{1,0:T(8,128)S(1)}`, `(s32[], f32[4])`,
+//! `token[]`, `b(f32[16])`.
 
 use crate::types::PrimitiveType;
 use serde::{Deserialize, Serialize};
@@ -104,6 +105,10 @@ pub enum Shape {
     Tuple(Vec<Shape>),
     Token,
     Opaque,
+    /// A buffer holding an array (XLA's shape kind BUFFER, written `b(f32[16])`): what
+    /// custom-calls such as `Pin` and `CreateBuffer` make, handed on to others that read or
+    /// write it in place. Neither an array nor a tuple; the oracle does not evaluate it.
+    Buffer(ArrayShape),
 }
 
 impl Shape {
@@ -162,6 +167,9 @@ impl Shape {
                 a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.compatible(y))
             }
             (Shape::Token, Shape::Token) | (Shape::Opaque, Shape::Opaque) => true,
+            (Shape::Buffer(a), Shape::Buffer(b)) => {
+                Shape::Array(a.clone()).compatible(&Shape::Array(b.clone()))
+            }
             _ => false,
         }
     }
@@ -174,6 +182,10 @@ impl Shape {
                 ..a.clone()
             }),
             Shape::Tuple(t) => Shape::Tuple(t.iter().map(Shape::without_layout).collect()),
+            Shape::Buffer(a) => Shape::Buffer(ArrayShape {
+                layout: None,
+                ..a.clone()
+            }),
             s => s.clone(),
         }
     }

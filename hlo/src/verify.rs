@@ -86,6 +86,30 @@ pub fn verify_module(m: &Module) -> Result<(), VerifyError> {
 
 /// Every broken rule in the module (at most one per instruction), in module order.
 pub fn verify_module_all(m: &Module) -> Vec<VerifyError> {
+    verify_all(m, Precision::Mixed)
+}
+
+/// For a module [`verify_module`] accepts: the first instruction that mixes floating-point
+/// precisions (`f32[] add(f16[], f32[])`, a `copy` from bf16 to f32, a bf16 reducer of f32
+/// values), which XLA's shape inference and its verifier under `allow_mixed_precision` accept,
+/// but whose meaning (where the conversions happen) XLA leaves to its passes. `None` when the
+/// module has none, or does not verify at all.
+pub fn mixed_precision(m: &Module) -> Option<VerifyError> {
+    if !verify_all(m, Precision::Mixed).is_empty() {
+        return None;
+    }
+    verify_all(m, Precision::Exact).into_iter().next()
+}
+
+/// Whether float element types must match exactly, or may differ in precision as XLA's
+/// shape inference allows (`IgnoringFpPrecision`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Precision {
+    Mixed,
+    Exact,
+}
+
+fn verify_all(m: &Module, precision: Precision) -> Vec<VerifyError> {
     let mut errs = Vec::new();
     if m.computations.is_empty() {
         errs.push(VerifyError {
@@ -106,7 +130,7 @@ pub fn verify_module_all(m: &Module) -> Vec<VerifyError> {
         return errs;
     }
     for c in &m.computations {
-        verify_computation(m, c, &mut errs);
+        verify_computation(m, c, precision, &mut errs);
     }
     if errs.is_empty() {
         check_call_graph(m, &mut errs);
@@ -114,7 +138,12 @@ pub fn verify_module_all(m: &Module) -> Vec<VerifyError> {
     errs
 }
 
-fn verify_computation(m: &Module, c: &Computation, errs: &mut Vec<VerifyError>) {
+fn verify_computation(
+    m: &Module,
+    c: &Computation,
+    precision: Precision,
+    errs: &mut Vec<VerifyError>,
+) {
     let cerr = |msg: String| VerifyError {
         computation: c.name.clone(),
         instruction: None,
@@ -149,7 +178,13 @@ fn verify_computation(m: &Module, c: &Computation, errs: &mut Vec<VerifyError>) 
     }
     let mut names = std::collections::HashSet::new();
     for (id, instr) in c.instructions.iter().enumerate() {
-        let v = V { m, c, id, instr };
+        let v = V {
+            m,
+            c,
+            id,
+            instr,
+            precision,
+        };
         if !names.insert(instr.name.as_str()) {
             errs.push(v.err(format!("the name %{} is used twice", instr.name)));
             continue;
@@ -221,9 +256,29 @@ fn s(shape: &Shape) -> String {
     crate::print::shape_to_string(&shape.without_layout())
 }
 
-/// Equal up to layouts.
+/// Equal up to layouts and dynamic flags (XLA's `ShapeUtil::Compatible`: the bounds count, not
+/// whether a dimension is dynamic).
 fn same(a: &Shape, b: &Shape) -> bool {
-    a.compatible(b)
+    same_shapes(a, b, false)
+}
+
+/// [`same`], and any float type matches any other (XLA's `CompatibleIgnoringFpPrecision`).
+fn same_ignoring_fp(a: &Shape, b: &Shape) -> bool {
+    same_shapes(a, b, true)
+}
+
+fn same_shapes(a: &Shape, b: &Shape, ignore_fp: bool) -> bool {
+    let arrays = |x: &ArrayShape, y: &ArrayShape| {
+        (x.ty == y.ty || (ignore_fp && x.ty.is_float() && y.ty.is_float())) && x.dims == y.dims
+    };
+    match (a, b) {
+        (Shape::Array(x), Shape::Array(y)) | (Shape::Buffer(x), Shape::Buffer(y)) => arrays(x, y),
+        (Shape::Tuple(x), Shape::Tuple(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_shapes(p, q, ignore_fp))
+        }
+        (Shape::Token, Shape::Token) | (Shape::Opaque, Shape::Opaque) => true,
+        _ => false,
+    }
 }
 
 fn dims_str(d: &[i64]) -> String {
@@ -245,6 +300,7 @@ struct V<'a> {
     c: &'a Computation,
     id: usize,
     instr: &'a Instruction,
+    precision: Precision,
 }
 
 impl<'a> V<'a> {
@@ -255,6 +311,18 @@ impl<'a> V<'a> {
             pos: self.instr.pos,
             message,
         }
+    }
+
+    /// Element types that XLA's shape inference takes as the same: equal, or (unless the
+    /// precision is checked exactly) both floating-point (`SameElementTypeIgnoringFpPrecision`).
+    fn ty_eq(&self, a: PrimitiveType, b: PrimitiveType) -> bool {
+        a == b || (self.precision == Precision::Mixed && a.is_float() && b.is_float())
+    }
+
+    /// Shapes that XLA's shape inference takes as the same ([`same`], ignoring float precision
+    /// as [`V::ty_eq`] does).
+    fn same_ty(&self, a: &Shape, b: &Shape) -> bool {
+        same_shapes(a, b, self.precision == Precision::Mixed)
     }
 
     /// Operand `i`'s shape; an empty tuple when there is no operand `i` (rules check operand
@@ -302,8 +370,39 @@ impl<'a> V<'a> {
         })
     }
 
+    /// The result has the shape the rule infers. As XLA's verifier with mixed precision
+    /// allowed: a float result may have another float type than the inferred one, except for
+    /// the ops that only move or reinterpret data (bitcast, call, tuple, get-tuple-element, ...).
     fn expect(&self, want: Shape) -> R {
-        if same(&want, &self.instr.shape) {
+        use Opcode::*;
+        let exact = self.precision == Precision::Exact
+            || matches!(
+                self.instr.opcode,
+                Bitcast
+                    | Call
+                    | Conditional
+                    | Constant
+                    | CopyDone
+                    | CopyStart
+                    | CustomCall
+                    | GetTupleElement
+                    | Infeed
+                    | Outfeed
+                    | OptimizationBarrier
+                    | Parameter
+                    | Recv
+                    | RecvDone
+                    | Send
+                    | SendDone
+                    | Tuple
+                    | While
+            );
+        let ok = if exact {
+            same(&want, &self.instr.shape)
+        } else {
+            same_ignoring_fp(&want, &self.instr.shape)
+        };
+        if ok {
             Ok(())
         } else {
             Err(format!(
@@ -420,7 +519,7 @@ impl<'a> V<'a> {
             | ShiftRightLogical | Subtract | Xor => {
                 let a = self.arr(0)?;
                 let b = self.arr(1)?;
-                if a.ty != b.ty || a.dims != b.dims {
+                if !self.ty_eq(a.ty, b.ty) || a.dims != b.dims {
                     return Err(format!(
                         "operands must have the same shape, got {} and {}",
                         s(self.op(0)),
@@ -440,7 +539,7 @@ impl<'a> V<'a> {
                 if p.ty != PrimitiveType::Pred {
                     return Err(format!("select's predicate must be pred, got {}", p.ty));
                 }
-                if a.ty != b.ty || a.dims != b.dims {
+                if !self.ty_eq(a.ty, b.ty) || a.dims != b.dims {
                     return Err(format!(
                         "select's branches must have the same shape, got {} and {}",
                         s(self.op(1)),
@@ -461,7 +560,7 @@ impl<'a> V<'a> {
                 let x = self.arr(1)?;
                 let hi = self.arr(2)?;
                 for (name, b) in [("min", lo), ("max", hi)] {
-                    if b.ty != x.ty || !(b.dims.is_empty() || b.dims == x.dims) {
+                    if !self.ty_eq(b.ty, x.ty) || !(b.dims.is_empty() || b.dims == x.dims) {
                         return Err(format!(
                             "clamp's {name} {} must be a scalar or match the operand {}",
                             s(&Shape::Array(b.clone())),
@@ -586,26 +685,13 @@ impl<'a> V<'a> {
                 }
                 Ok(())
             }
+            // Any array to any array, as XLA's verifier has it when layouts are not checked
+            // (with layouts, XLA also wants equal byte sizes, padding of tiles included; the
+            // oracle evaluates only bitcasts that keep the element count or the byte size).
             Bitcast => {
                 let a = self.op(0);
-                let o = &self.instr.shape;
-                match (a.as_array(), o.as_array()) {
-                    (Some(a), Some(o)) => {
-                        let same_count = a.element_count() == o.element_count();
-                        let bytes = |x: &ArrayShape| {
-                            x.element_count()
-                                .map(|n| n as u128 * x.ty.bit_width() as u128)
-                        };
-                        if same_count || bytes(a) == bytes(o) {
-                            Ok(())
-                        } else {
-                            Err(format!(
-                                "bitcast from {} to {} changes both the element count and the byte size",
-                                s(self.op(0)),
-                                s(&self.instr.shape)
-                            ))
-                        }
-                    }
+                match (a.as_array(), self.instr.shape.as_array()) {
+                    (Some(_), Some(_)) => Ok(()),
                     // A bitcast of a tuple or token can only be an identity.
                     _ => self.expect(a.clone()),
                 }
@@ -675,7 +761,7 @@ impl<'a> V<'a> {
                 self.at_least(2)?;
                 let a = self.arr(0)?;
                 let u = self.arr(1)?;
-                if u.ty != a.ty || u.dims.len() != a.dims.len() {
+                if !self.ty_eq(u.ty, a.ty) || u.dims.len() != a.dims.len() {
                     return Err(format!(
                         "update {} does not fit operand {}",
                         s(self.op(1)),
@@ -709,7 +795,7 @@ impl<'a> V<'a> {
                 dims[d as usize] = 0;
                 for i in 0..instr.operands.len() {
                     let b = self.arr(i)?;
-                    if b.ty != a.ty || b.dims.len() != a.dims.len() {
+                    if !self.ty_eq(b.ty, a.ty) || b.dims.len() != a.dims.len() {
                         return Err(format!(
                             "operand {i} {} does not match operand 0 {}",
                             s(self.op(i)),
@@ -730,7 +816,7 @@ impl<'a> V<'a> {
             Pad => {
                 let a = self.arr(0)?;
                 let v = self.arr(1)?;
-                if !v.dims.is_empty() || v.ty != a.ty {
+                if !v.dims.is_empty() || !self.ty_eq(v.ty, a.ty) {
                     return Err(format!(
                         "the padding value must be a {} scalar, got {}",
                         a.ty,
@@ -846,11 +932,17 @@ impl<'a> V<'a> {
             }
             RngBitGenerator => {
                 let st = self.arr(0)?;
+                // As XLA's verifier: the bits alone (an array result) are accepted too.
+                if instr.shape.is_array() {
+                    return Ok(());
+                }
                 let t = instr
                     .shape
                     .tuple_elements()
                     .filter(|t| t.len() == 2)
-                    .ok_or("rng-bit-generator's result must be a (state, values) tuple")?;
+                    .ok_or(
+                        "rng-bit-generator's result must be a (state, values) tuple or the values",
+                    )?;
                 if !same(&t[0], &Shape::Array(st.clone())) {
                     return Err(format!(
                         "the state result {} must match the state operand {}",
@@ -902,12 +994,9 @@ impl<'a> V<'a> {
             DynamicReshape => self.dynamic_reshape(),
 
             // Tokens and I/O.
-            AfterAll => {
-                for i in 0..instr.operands.len() {
-                    self.token_operand(i)?;
-                }
-                self.expect(Shape::Token)
-            }
+            // Any operands, as XLA's verifier has it (it orders by them; they need not be
+            // tokens).
+            AfterAll => self.expect(Shape::Token),
             AddDependency => {
                 self.token_operand(1)?;
                 self.expect(self.op(0).clone())
@@ -916,36 +1005,12 @@ impl<'a> V<'a> {
                 self.token_operand(0)?;
                 self.result_tuple_with(2, &[(1, Shape::Token)])
             }
-            Outfeed => {
-                self.token_operand(1)?;
-                self.expect(Shape::Token)
-            }
-            Send => {
-                self.token_operand(1)?;
-                self.expect(Shape::Tuple(vec![
-                    self.op(0).clone(),
-                    Shape::scalar(PrimitiveType::U32),
-                    Shape::Token,
-                ]))
-            }
-            Recv => {
-                self.token_operand(0)?;
-                self.result_tuple_with(
-                    3,
-                    &[(1, Shape::scalar(PrimitiveType::U32)), (2, Shape::Token)],
-                )
-            }
-            SendDone => self.expect(Shape::Token),
-            RecvDone => {
-                let data = self
-                    .op(0)
-                    .tuple_elements()
-                    .and_then(|t| t.first())
-                    .ok_or_else(|| {
-                        format!("recv-done needs a recv's tuple, got {}", s(self.op(0)))
-                    })?;
-                self.expect(Shape::Tuple(vec![data.clone(), Shape::Token]))
-            }
+            // Accepted as declared past the token operand: the oracle runs on one device and
+            // evaluates no outfeed, send or recv, and XLA's versions and tests write their results
+            // in several forms (an outfeed's `()` or `(s32[])`, a send-done's `(data, token[])`,
+            // a context of `u32[8]`).
+            Outfeed => self.token_operand(1),
+            Send | Recv | SendDone | RecvDone => Ok(()),
 
             // Asynchronous pairs.
             AsyncStart => self.async_start(),
@@ -1528,8 +1593,23 @@ impl<'a> V<'a> {
         Ok(())
     }
 
+    /// The start indices from operand `first` on: one integer scalar per dimension, or (XLA's
+    /// older form, taken whenever the first index has rank 1) one integer vector of `rank`
+    /// elements.
     fn check_start_indices(&self, first: usize, rank: usize) -> R {
         let n = self.instr.operands.len() - first.min(self.instr.operands.len());
+        if n >= 1 && self.arr(first)?.dims.len() == 1 {
+            let x = self.arr(first)?;
+            return if n == 1 && x.ty.is_integer() && x.dims == [rank as i64] {
+                Ok(())
+            } else {
+                Err(format!(
+                    "a start index vector must be the only index operand, of integers, with \
+                     {rank} elements; got {n} operand(s), the first {}",
+                    s(self.op(first))
+                ))
+            };
+        }
         if n == rank {
             for i in first..self.instr.operands.len() {
                 let x = self.arr(i)?;
@@ -1588,7 +1668,7 @@ impl<'a> V<'a> {
         let ps = f.parameter_shapes();
         let scalars: Vec<Shape> = tys.iter().map(|&t| Shape::scalar(t)).collect();
         let want: Vec<Shape> = scalars.iter().chain(scalars.iter()).cloned().collect();
-        if ps.len() != want.len() || ps.iter().zip(&want).any(|(a, b)| !same(a, b)) {
+        if ps.len() != want.len() || ps.iter().zip(&want).any(|(a, b)| !self.same_ty(a, b)) {
             return Err(format!(
                 "reducer %{} must take ({}), it takes ({})",
                 f.name,
@@ -1598,9 +1678,9 @@ impl<'a> V<'a> {
         }
         let r = &f.root_instruction().shape;
         let ok = if tys.len() == 1 {
-            same(r, &scalars[0]) || same(r, &Shape::Tuple(scalars.clone()))
+            self.same_ty(r, &scalars[0]) || self.same_ty(r, &Shape::Tuple(scalars.clone()))
         } else {
-            same(r, &Shape::Tuple(scalars.clone()))
+            self.same_ty(r, &Shape::Tuple(scalars.clone()))
         };
         if ok {
             Ok(())
@@ -1672,47 +1752,14 @@ impl<'a> V<'a> {
         self.expect(self.result_of(&tys, &dims))
     }
 
+    /// The window's output dimensions over `dims`; without `window=`, XLA's parser's empty
+    /// window (which fits a scalar operand only).
     fn window_output(&self, dims: &[i64]) -> Result<Vec<i64>, String> {
-        let w = self
-            .instr
-            .window()
-            .ok_or("attribute window={...} is missing")?;
-        if w.dims.len() != dims.len() {
-            return Err(format!(
-                "the window has {} dimensions, the operand {}",
-                w.dims.len(),
-                dims.len()
-            ));
+        match self.instr.window() {
+            Some(w) => window_output_dims(w, dims),
+            None if dims.is_empty() => Ok(Vec::new()),
+            None => Err("attribute window={...} is missing".into()),
         }
-        let mut out = Vec::new();
-        for (i, (wd, &d)) in w.dims.iter().zip(dims).enumerate() {
-            if wd.size < 0 || wd.stride < 1 || wd.base_dilation < 1 || wd.window_dilation < 1 {
-                return Err(format!(
-                    "window dimension {i} has a bad size, stride or dilation"
-                ));
-            }
-            let base = if d == 0 {
-                0
-            } else {
-                (d as i128 - 1) * wd.base_dilation as i128 + 1
-            };
-            let padded = base + wd.padding_low as i128 + wd.padding_high as i128;
-            let win = if wd.size == 0 {
-                0
-            } else {
-                (wd.size as i128 - 1) * wd.window_dilation as i128 + 1
-            };
-            let o = if padded < win {
-                0
-            } else {
-                (padded - win) / wd.stride as i128 + 1
-            };
-            if o > i64::MAX as i128 {
-                return Err(format!("window output dimension {i} overflows"));
-            }
-            out.push(o as i64);
-        }
-        Ok(out)
     }
 
     fn reduce_window(&self) -> R {
@@ -1753,15 +1800,15 @@ impl<'a> V<'a> {
                 dims_str(&wdims)
             ));
         }
-        if !init.dims.is_empty() || init.ty != src.ty {
+        if !init.dims.is_empty() || !self.ty_eq(init.ty, src.ty) {
             return Err("the init value must be a scalar of the source's type".into());
         }
         let sel = self.comp("select")?;
         let ps = sel.parameter_shapes();
         let sc = Shape::scalar(a.ty);
         if ps.len() != 2
-            || !same(&ps[0], &sc)
-            || !same(&ps[1], &sc)
+            || !self.same_ty(&ps[0], &sc)
+            || !self.same_ty(&ps[1], &sc)
             || !same(
                 &sel.root_instruction().shape,
                 &Shape::scalar(PrimitiveType::Pred),
@@ -1827,58 +1874,21 @@ impl<'a> V<'a> {
             .instr
             .conv_dims()
             .ok_or("attribute dim_labels=... is missing")?;
-        let fgc = self.instr.int("feature_group_count").unwrap_or(1);
-        let bgc = self.instr.int("batch_group_count").unwrap_or(1);
         let nsp = d.input_spatial.len();
-        if x.dims.len() != nsp + 2 || k.dims.len() != nsp + 2 || o.dims.len() != nsp + 2 {
-            return Err(format!("dim_labels has {nsp} spatial dimensions; input, kernel and output must have rank {}", nsp + 2));
-        }
-        if fgc < 1 || bgc < 1 {
-            return Err("feature_group_count and batch_group_count must be >= 1".into());
-        }
-        let at = |a: &ArrayShape, i: i64| a.dims.get(i as usize).copied().unwrap_or(-1);
-        let in_f = at(x, d.input_feature);
-        let k_in = at(k, d.kernel_input_feature);
-        let k_out = at(k, d.kernel_output_feature);
-        if in_f != k_in * fgc {
-            return Err(format!("input feature size {in_f} must equal kernel input features {k_in} x feature_group_count {fgc}"));
-        }
-        let batch = at(x, d.input_batch);
-        if batch % bgc != 0 {
+        if o.dims.len() != nsp + 2 {
             return Err(format!(
-                "batch {batch} is not a multiple of batch_group_count {bgc}"
+                "dim_labels has {nsp} spatial dimensions; the output must have rank {}",
+                nsp + 2
             ));
         }
-        let spatial: Vec<i64> = d.input_spatial.iter().map(|&i| at(x, i)).collect();
-        // Without spatial dimensions the window is empty, and XLA (which prints no `window=`
-        // for an empty window) accepts the attribute's absence.
-        let out_sp = match self.instr.window() {
-            None if spatial.is_empty() => Vec::new(),
-            None => return Err("attribute window={...} is missing".into()),
-            Some(w) => {
-                for (i, (wd, &ks)) in w.dims.iter().zip(&d.kernel_spatial).enumerate() {
-                    if wd.size != at(k, ks) {
-                        return Err(format!(
-                            "window size {} of spatial dimension {i} differs from the kernel's {}",
-                            wd.size,
-                            at(k, ks)
-                        ));
-                    }
-                }
-                self.window_output(&spatial)?
-            }
-        };
-        let mut dims = vec![0i64; nsp + 2];
-        let mut put = |i: i64, v: i64| {
-            if let Some(s) = dims.get_mut(i as usize) {
-                *s = v;
-            }
-        };
-        put(d.output_batch, batch / bgc);
-        put(d.output_feature, k_out);
-        for (&i, &v) in d.output_spatial.iter().zip(&out_sp) {
-            put(i, v);
-        }
+        let dims = conv_output_dims(
+            x,
+            k,
+            d,
+            self.instr.window(),
+            self.instr.int("feature_group_count").unwrap_or(1),
+            self.instr.int("batch_group_count").unwrap_or(1),
+        )?;
         self.expect_array(o.ty, dims, o)
     }
 
@@ -2183,6 +2193,123 @@ impl<'a> V<'a> {
     }
 }
 
+/// A convolution's result dimensions, as XLA's shape inference computes them from the input
+/// `x`, the kernel `k`, the dimension labels, the window (absent: no spatial dimensions) and the
+/// feature and batch group counts.
+pub(crate) fn conv_output_dims(
+    x: &ArrayShape,
+    k: &ArrayShape,
+    d: &crate::ir::ConvDimLabels,
+    window: Option<&crate::ir::Window>,
+    fgc: i64,
+    bgc: i64,
+) -> Result<Vec<i64>, String> {
+    let nsp = d.input_spatial.len();
+    if x.dims.len() != nsp + 2 || k.dims.len() != nsp + 2 {
+        return Err(format!(
+            "dim_labels has {nsp} spatial dimensions; input and kernel must have rank {}",
+            nsp + 2
+        ));
+    }
+    if fgc < 1 || bgc < 1 {
+        return Err("feature_group_count and batch_group_count must be >= 1".into());
+    }
+    let at = |a: &ArrayShape, i: i64| {
+        usize::try_from(i)
+            .ok()
+            .and_then(|i| a.dims.get(i).copied())
+            .unwrap_or(-1)
+    };
+    let in_f = at(x, d.input_feature);
+    let k_in = at(k, d.kernel_input_feature);
+    let k_out = at(k, d.kernel_output_feature);
+    if in_f != k_in.saturating_mul(fgc) {
+        return Err(format!(
+            "input feature size {in_f} must equal kernel input features {k_in} x \
+             feature_group_count {fgc}"
+        ));
+    }
+    let batch = at(x, d.input_batch);
+    if batch % bgc != 0 {
+        return Err(format!(
+            "batch {batch} is not a multiple of batch_group_count {bgc}"
+        ));
+    }
+    let spatial: Vec<i64> = d.input_spatial.iter().map(|&i| at(x, i)).collect();
+    // Without spatial dimensions the window is empty, and XLA (which prints no `window=`
+    // for an empty window) accepts the attribute's absence.
+    let out_sp = match window {
+        None if spatial.is_empty() => Vec::new(),
+        None => return Err("attribute window={...} is missing".into()),
+        Some(w) => {
+            for (i, (wd, &ks)) in w.dims.iter().zip(&d.kernel_spatial).enumerate() {
+                if wd.size != at(k, ks) {
+                    return Err(format!(
+                        "window size {} of spatial dimension {i} differs from the kernel's {}",
+                        wd.size,
+                        at(k, ks)
+                    ));
+                }
+            }
+            window_output_dims(w, &spatial)?
+        }
+    };
+    let mut dims = vec![0i64; nsp + 2];
+    let mut put = |i: i64, v: i64| {
+        if let Some(s) = usize::try_from(i).ok().and_then(|i| dims.get_mut(i)) {
+            *s = v;
+        }
+    };
+    put(d.output_batch, batch / bgc);
+    put(d.output_feature, k_out);
+    for (&i, &v) in d.output_spatial.iter().zip(&out_sp) {
+        put(i, v);
+    }
+    Ok(dims)
+}
+
+/// The dimensions a window produces over an operand's `dims` (reduce-window, convolution's
+/// spatial dimensions, select-and-scatter), as XLA's shape inference computes them: the base
+/// dilated and padded, the window dilated, then strided.
+pub(crate) fn window_output_dims(w: &crate::ir::Window, dims: &[i64]) -> Result<Vec<i64>, String> {
+    if w.dims.len() != dims.len() {
+        return Err(format!(
+            "the window has {} dimensions, the operand {}",
+            w.dims.len(),
+            dims.len()
+        ));
+    }
+    let mut out = Vec::new();
+    for (i, (wd, &d)) in w.dims.iter().zip(dims).enumerate() {
+        if wd.size < 0 || wd.stride < 1 || wd.base_dilation < 1 || wd.window_dilation < 1 {
+            return Err(format!(
+                "window dimension {i} has a bad size, stride or dilation"
+            ));
+        }
+        let base = if d == 0 {
+            0
+        } else {
+            (d as i128 - 1) * wd.base_dilation as i128 + 1
+        };
+        let padded = base + wd.padding_low as i128 + wd.padding_high as i128;
+        let win = if wd.size == 0 {
+            0
+        } else {
+            (wd.size as i128 - 1) * wd.window_dilation as i128 + 1
+        };
+        let o = if padded < win {
+            0
+        } else {
+            (padded - win) / wd.stride as i128 + 1
+        };
+        if o > i64::MAX as i128 {
+            return Err(format!("window output dimension {i} overflows"));
+        }
+        out.push(o as i64);
+    }
+    Ok(out)
+}
+
 fn permute(dims: &[i64], perm: &[i64]) -> Option<Vec<i64>> {
     if perm.len() != dims.len() {
         return None;
@@ -2225,6 +2352,7 @@ fn check_shape_valid(s: &Shape) -> Result<(), String> {
         }
         Shape::Tuple(t) => t.iter().try_for_each(check_shape_valid),
         Shape::Token | Shape::Opaque => Ok(()),
+        Shape::Buffer(a) => check_shape_valid(&Shape::Array(a.clone())),
     }
 }
 
@@ -2320,10 +2448,21 @@ mod tests {
         );
         ok("  %p = f32[2,8]{1,0} parameter(0)\n  ROOT %b = f32[16]{0} bitcast(%p)");
         ok("  %p = f32[4] parameter(0)\n  ROOT %b = u8[16] bitcast(%p)");
+        // Any array to any array, as XLA's verifier without layouts (the oracle refuses to
+        // evaluate what changes the size); a tuple only to itself.
+        ok("  %p = f32[4] parameter(0)\n  ROOT %b = f32[5] bitcast(%p)");
         bad(
-            "  %p = f32[4] parameter(0)\n  ROOT %b = f32[5] bitcast(%p)",
+            "  %p = f32[4] parameter(0)\n  ROOT %b = (f32[4], f32[4]) bitcast(%p)",
             "b",
-            "element count",
+            "should have shape f32[4]",
+        );
+        // rng-bit-generator may return the bits alone; reduce-window of a scalar needs no window.
+        ok("  %s = u64[2] parameter(0)\n  ROOT %r = u32[8] rng-bit-generator(%s), algorithm=rng_default");
+        ok("  %p = f32[] parameter(0)\n  ROOT %r = f32[] reduce-window(%p, %p), to_apply=%add");
+        bad(
+            "  %p = f32[2] parameter(0)\n  %z = f32[] constant(0)\n  ROOT %r = f32[2] reduce-window(%p, %z), to_apply=%add",
+            "r",
+            "window={...} is missing",
         );
     }
 
@@ -2596,17 +2735,68 @@ mod tests {
             "operand 1 must be a token, it is f32[4]",
         );
         bad(
-            "  %x = f32[4] parameter(0)\n  ROOT %t = token[] after-all(%x)",
-            "t",
-            "operand 0 must be a token",
-        );
-        bad(
             "  %t = token[] after-all()\n  ROOT %i = (f32[4], f32[]) infeed(%t)",
             "i",
             "infeed's result element 1 must be token[]",
         );
-        bad("  %x = f32[4] parameter(0)\n  %t = token[] after-all()\n  ROOT %s = (f32[5], u32[], token[]) send(%x, %t), channel_id=1", "s", "should have shape (f32[4], u32[], token[])");
-        bad("  %t = token[] after-all()\n  %r = (f32[4], u32[], token[]) recv(%t), channel_id=2\n  ROOT %rd = (f32[5], token[]) recv-done(%r), channel_id=2", "rd", "should have shape (f32[4], token[])");
+    }
+
+    /// As XLA's verifier: after-all takes any operands; send, recv and their -done halves,
+    /// which the oracle never evaluates, take the forms XLA's versions and tests write; an
+    /// outfeed still needs its token.
+    #[test]
+    fn after_all_send_recv_and_outfeed_forms_xla_reads() {
+        ok("  %x = f32[4] parameter(0)\n  %t = token[] after-all(%x)\n  %s = (f32[4], token[]) send(%x, %t), channel_id=1\n  %sd = (f32[4], token[]) send-done(%s), channel_id=1\n  %r = (f32[4], u32[4], token[]) recv(%t), channel_id=2\n  %rd = (f32[4], token[]) recv-done(%r), channel_id=2\n  ROOT %o = (f32[4]) outfeed(%x, %t)");
+        bad(
+            "  %x = f32[4] parameter(0)\n  ROOT %o = token[] outfeed(%x, %x)",
+            "o",
+            "operand 1 must be a token",
+        );
+    }
+
+    /// XLA's shape inference takes float types of different precision as the same (its
+    /// verifier then compares results ignoring precision when mixed precision is allowed, but
+    /// for the ops that move data unchanged); `mixed_precision` names what the oracle refuses.
+    #[test]
+    fn mixed_float_precision_is_read_as_xla_reads_it() {
+        let body = "  %a = f16[4] parameter(0)\n  %b = f32[4] parameter(1)\n  %m = f32[4] maximum(%a, %b)\n  %z = bf16[] constant(0)\n  %r = f32[] reduce(%m, %z), dimensions={0}, to_apply=%add\n  %c = bf16[4] copy(%b)\n  ROOT %t = (f32[], bf16[4]) tuple(%r, %c)";
+        ok(body);
+        let e = mixed_precision(&module(body)).expect("mixed precision");
+        assert_eq!(e.instruction.as_deref(), Some("m"), "{e}");
+        assert_eq!(
+            mixed_precision(&module(
+                "  %a = f32[4] parameter(0)\n  ROOT %n = f32[4] negate(%a)"
+            )),
+            None
+        );
+        // Not for integers, nor for the ops that only move data.
+        bad("  %a = s16[4] parameter(0)\n  %b = s32[4] parameter(1)\n  ROOT %m = s32[4] add(%a, %b)", "m", "same shape");
+        bad(
+            "  %a = f32[4] parameter(0)\n  ROOT %t = (bf16[4]) tuple(%a)",
+            "t",
+            "should have shape (f32[4])",
+        );
+    }
+
+    /// Shapes compare as XLA's `ShapeUtil::Compatible` does: bounds count, dynamic flags not.
+    #[test]
+    fn dynamic_flags_do_not_decide_compatibility() {
+        ok("  %a = s32[4,<=3] parameter(0)\n  ROOT %s = s32[4,3] sort(%a), dimensions={0}, to_apply=%lts\n}\n%lts {\n  %x = s32[] parameter(0)\n  %y = s32[] parameter(1)\n  ROOT %l = pred[] compare(%x, %y), direction=LT");
+        bad(
+            "  %a = s32[4,<=3] parameter(0)\n  ROOT %c = s32[4,4] copy(%a)",
+            "c",
+            "should have shape s32[4,<=3]",
+        );
+    }
+
+    /// dynamic-slice and dynamic-update-slice read start indices as XLA does: scalars, or one
+    /// index vector whenever the first index has rank 1.
+    #[test]
+    fn start_indices_as_scalars_or_one_vector() {
+        ok("  %a = f16[10] parameter(0)\n  %i = s32[1] parameter(1)\n  ROOT %d = f16[1] dynamic-slice(%a, %i), dynamic_slice_sizes={1}");
+        ok("  %a = f16[10,2] parameter(0)\n  %i = s32[2] parameter(1)\n  %u = f16[1,2] parameter(2)\n  ROOT %d = f16[10,2] dynamic-update-slice(%a, %u, %i)");
+        bad("  %a = f16[10,2] parameter(0)\n  %i = s32[1] parameter(1)\n  ROOT %d = f16[1,1] dynamic-slice(%a, %i, %i), dynamic_slice_sizes={1,1}", "d", "start index vector");
+        bad("  %a = f16[10] parameter(0)\n  %i = f32[1] parameter(1)\n  ROOT %d = f16[1] dynamic-slice(%a, %i), dynamic_slice_sizes={1}", "d", "start index vector");
     }
 
     #[test]

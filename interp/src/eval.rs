@@ -38,6 +38,11 @@ pub(crate) fn run_entry(module: &Module, args: Vec<Value>, opts: &EvalOptions) -
     if module.entry >= module.computations.len() {
         return Err(invalid("module has no entry computation"));
     }
+    // Mixed float precisions verify (as in XLA, whose passes decide where the conversions
+    // happen), but the oracle evaluates each op in its own types only.
+    if let Some(e) = hlo::verify::mixed_precision(module) {
+        return Err(unsupported(format!("mixed float precision: {e}")));
+    }
     let mut ctx = Ctx {
         module,
         opts: opts.clone(),

@@ -558,6 +558,7 @@ impl ShapeText for hlo::Shape {
             ),
             hlo::Shape::Token => "token[]".into(),
             hlo::Shape::Opaque => "opaque[]".into(),
+            s @ hlo::Shape::Buffer(_) => hlo::print::shape_to_string(s),
         }
     }
 }

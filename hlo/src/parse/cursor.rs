@@ -119,7 +119,8 @@ impl<'a> Cursor<'a> {
         self.skip_ws().ok()?;
         let at = self.pos;
         let word = self.name_chars();
-        if !word.is_empty() && self.peek() == Some(b'(') {
+        // `b(` starts a buffer shape (`b(f32[4]) custom-call(...)`), not an opcode.
+        if !word.is_empty() && word != "b" && self.peek() == Some(b'(') {
             return Some(word);
         }
         self.pos = at;
@@ -341,8 +342,26 @@ impl<'a> Cursor<'a> {
 
     /// A raw attribute value: everything up to the next `,` or end of line outside brackets and
     /// strings (or an unmatched closing bracket), trailing blanks removed.
+    /// After inline blanks: whether the bare word here (up to a blank, ',' or line end)
+    /// holds the byte `c`.
+    pub fn bare_value_has(&self, c: u8) -> bool {
+        let mut k = self.pos;
+        while matches!(self.b.get(k), Some(b' ' | b'\t')) {
+            k += 1;
+        }
+        self.b[k..]
+            .iter()
+            .take_while(|&&b| !matches!(b, b' ' | b'\t' | b'\r' | b'\n' | b','))
+            .any(|&b| b == c)
+    }
+
     pub fn raw_value(&mut self, what: &str) -> PResult<&'a str> {
         self.skip_inline_ws()?;
+        // The value may start on the next line (`backend_config=` and a newline), as XLA's
+        // parser reads it.
+        if matches!(self.peek(), Some(b'\n' | b'\r')) {
+            self.skip_ws()?;
+        }
         let start = self.pos;
         // A bracketed or quoted value ends with its closing bracket or quote; a bare value at
         // the first blank, ',' or closing bracket.
@@ -364,7 +383,28 @@ impl<'a> Cursor<'a> {
                 self.pos += 1;
                 continue;
             }
-            if !grouped && matches!(c, b' ' | b'\t' | b'\r') {
+            if !grouped && stack.is_empty() && matches!(c, b' ' | b'\t' | b'\r') {
+                // A braced group after a blank still belongs to a bare value: a mesh's axes
+                // (`mesh['a'=2,'b'=2] {'b'}`), a literal's value (`s32[2]{0} {1, 2}`).
+                let mut k = self.pos;
+                while matches!(self.b.get(k), Some(b' ' | b'\t' | b'\r')) {
+                    k += 1;
+                }
+                if self.b.get(k) == Some(&b'{') {
+                    self.pos = k;
+                    continue;
+                }
+                // A shape's value after a blank (`literal=f32[] 0.1`, `literal=s32[] -1`).
+                let after_shape = matches!(self.b.get(self.pos.wrapping_sub(1)), Some(b']' | b'}'));
+                if after_shape
+                    && self
+                        .b
+                        .get(k)
+                        .is_some_and(|&b| b.is_ascii_digit() || b == b'-')
+                {
+                    self.pos = k;
+                    continue;
+                }
                 break;
             }
             match c {

@@ -50,6 +50,7 @@ impl<'a> Cursor<'a> {
                 }
             }
             Shape::Opaque => err_at(self.pos, "opaque shapes have no literal"),
+            Shape::Buffer(_) => err_at(self.pos, "buffer shapes have no literal"),
             Shape::Array(a) => self.array_literal(a),
         }
     }
@@ -143,6 +144,10 @@ impl<'a> Cursor<'a> {
                 n += 1;
                 if self.eat(b'}')? {
                     break;
+                }
+                // XLA's parser takes the commas as optional; groups without one are read too.
+                if !last && self.peek() == Some(b'{') {
+                    continue;
                 }
                 self.expect(b',', "between literal elements")?;
             }

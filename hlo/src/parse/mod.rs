@@ -247,6 +247,8 @@ struct Parser<'a> {
     lines: LineTracker,
     /// Names given to nested instructions (`add(%p, negate(%p))`) in the current computation.
     anon: std::collections::HashSet<String>,
+    /// How many nested computations (`to_apply={...}`) enclose the one being read.
+    inline_depth: usize,
 }
 
 /// Line and column of increasing byte offsets, in time linear in the input overall (the
@@ -288,9 +290,15 @@ const TABLE_NAMES: [&str; 4] = ["FileNames", "FunctionNames", "FileLocations", "
 /// shape follows from their operands alone: `tuple`, `get-tuple-element`, the elementwise ops
 /// (the shape of the operand that carries the data: the second of `select` and `clamp`), the
 /// ops that keep their operand's shape (`copy`, `while`, `reverse`, ...), `transpose`,
-/// `after-all`, `dot` (of the lhs type), `pad` and `concatenate`. (A `call` takes its
-/// computation's root shape, in [`Parser::instruction_rhs`].)
-fn infer_shape<'s>(i: &Instruction, instrs: &'s [Instruction]) -> Result<Shape, String> {
+/// `after-all`, `dot` (of the lhs type), `pad`, `concatenate`, `sort` (its operands' shapes),
+/// `reduce` and `reduce-window` (of the reducer's result types, `reducer_root`, when it is read,
+/// else of the init values' types) and `convolution` (of the input's type). (A `call`, `fusion`
+/// or `conditional` takes its computation's root shape, in [`Parser::instruction_rhs`].)
+fn infer_shape<'s>(
+    i: &Instruction,
+    instrs: &'s [Instruction],
+    reducer_root: Option<&Shape>,
+) -> Result<Shape, String> {
     let operand = |k: usize| -> Result<&'s Shape, String> {
         i.operands.get(k).map(|&o| &instrs[o].shape).ok_or_else(|| {
             format!(
@@ -442,10 +450,90 @@ fn infer_shape<'s>(i: &Instruction, instrs: &'s [Instruction]) -> Result<Shape, 
                 )),
             }
         }
+        Opcode::Sort => {
+            let v: Vec<Shape> = (0..i.operands.len())
+                .map(|k| operand(k).map(Shape::without_layout))
+                .collect::<Result<_, _>>()?;
+            match v.len() {
+                0 => Err("sort has no operand to infer its result shape from".into()),
+                1 => Ok(v.into_iter().next().unwrap_or(Shape::Token)),
+                _ => Ok(Shape::Tuple(v)),
+            }
+        }
+        Opcode::Reduce | Opcode::ReduceWindow => {
+            let n2 = i.operands.len();
+            if n2 == 0 || n2 % 2 != 0 {
+                return Err(format!(
+                    "{} takes N inputs and N init values, got {n2} operands",
+                    i.opcode
+                ));
+            }
+            let n = n2 / 2;
+            let input = array(operand(0)?, i.opcode.name())?;
+            let dims = if i.opcode == Opcode::Reduce {
+                let rd = i.ints("dimensions").unwrap_or(&[]);
+                input
+                    .dims
+                    .iter()
+                    .enumerate()
+                    .filter(|(k, _)| !rd.contains(&(*k as i64)))
+                    .map(|(_, &d)| d)
+                    .collect()
+            } else {
+                let w = i
+                    .window()
+                    .ok_or("reduce-window needs window= to infer its result shape")?;
+                crate::verify::window_output_dims(w, &input.dims)?
+            };
+            // The reducer's result types; the init values' where the reducer is not read yet.
+            let tys: Vec<PrimitiveType> = match reducer_root {
+                Some(Shape::Array(a)) if n == 1 => vec![a.ty],
+                Some(Shape::Tuple(t)) if t.len() == n && t.iter().all(Shape::is_array) => {
+                    t.iter().filter_map(Shape::element_type).collect()
+                }
+                _ => (n..n2)
+                    .map(|k| Ok(array(operand(k)?, i.opcode.name())?.ty))
+                    .collect::<Result<_, String>>()?,
+            };
+            let mut v: Vec<Shape> = tys
+                .into_iter()
+                .map(|ty| Shape::array(ty, dims.clone()))
+                .collect();
+            Ok(if v.len() == 1 {
+                v.pop().unwrap_or(Shape::Token)
+            } else {
+                Shape::Tuple(v)
+            })
+        }
+        Opcode::Convolution => {
+            let (x, k) = (
+                array(operand(0)?, "convolution")?,
+                array(operand(1)?, "convolution")?,
+            );
+            let d = i
+                .conv_dims()
+                .ok_or("convolution needs dim_labels= to infer its result shape")?;
+            let dims = crate::verify::conv_output_dims(
+                x,
+                k,
+                d,
+                i.window(),
+                i.int("feature_group_count").unwrap_or(1),
+                i.int("batch_group_count").unwrap_or(1),
+            )?;
+            // The wider of the two element types, as XLA's inference picks.
+            let ty = if k.ty.bit_width() > x.ty.bit_width() {
+                k.ty
+            } else {
+                x.ty
+            };
+            Ok(Shape::array(ty, dims))
+        }
         op => Err(format!(
             "the result shape of {op} is left out: hlo-diff infers it only for tuple, \
              get-tuple-element, elementwise ops, copy, while, transpose, reverse, after-all, \
-             add-dependency, opt-barrier, domain, dot, pad and concatenate; write it before the \
+             add-dependency, opt-barrier, domain, dot, pad, concatenate, sort, reduce, \
+             reduce-window, convolution, call, fusion and conditional; write it before the \
              opcode"
         )),
     }
@@ -461,6 +549,7 @@ impl<'a> Parser<'a> {
             pending: Vec::new(),
             lines: LineTracker::default(),
             anon: Default::default(),
+            inline_depth: 0,
         }
     }
 
@@ -615,8 +704,8 @@ impl<'a> Parser<'a> {
             if !self.c.eat(b')')? {
                 loop {
                     self.c.name("a parameter name")?;
-                    self.c
-                        .expect(b':', "after a parameter name in the signature")?;
+                    // XLA's parser also reads `(p f32[2])`, without the ':'.
+                    self.c.eat(b':')?;
                     self.c.shape(0)?;
                     if self.c.eat(b')')? {
                         break;
@@ -643,7 +732,81 @@ impl<'a> Parser<'a> {
         };
         self.c
             .expect(b'{', &format!("to start the body of computation {name}"))?;
+        let (instrs, root, local_pending) = self.computation_body(name, open)?;
+        let trailing = self.trailing_attrs("a computation attribute")?;
+        let id = self.comps.len();
+        self.add_comp_name(name, id, name_at)?;
+        self.push_computation(name.to_string(), instrs, root, local_pending, trailing);
+        Ok(id)
+    }
 
+    /// Adds a computation read from the text, with its pending computation references.
+    fn push_computation(
+        &mut self,
+        name: String,
+        instrs: Vec<Instruction>,
+        root: InstrId,
+        local_pending: Vec<(InstrId, LocalRef<'a>)>,
+        trailing_attrs: Vec<(String, String)>,
+    ) {
+        let id = self.comps.len();
+        for (instr, r) in local_pending {
+            self.pending.push(PendingComp {
+                comp: id,
+                instr,
+                attr: r.attr,
+                slot: r.slot,
+                name: r.name,
+                offset: r.offset,
+            });
+        }
+        self.comps.push(Computation {
+            name,
+            instructions: instrs,
+            root,
+            trailing_attrs,
+        });
+    }
+
+    /// A computation written in place of a computation name (`to_apply={ ROOT r = ... }`,
+    /// XLA's nested computation), starting at its `{`: a new computation of the module, named
+    /// `base` (made unique; a computation of the text with that name takes it back).
+    fn inline_computation(&mut self, base: &str) -> PResult<CompId> {
+        let open = self.c.pos;
+        if self.inline_depth >= MAX_DEPTH {
+            return err_at(
+                open,
+                format!("computations nested deeper than {MAX_DEPTH} levels"),
+            );
+        }
+        self.c.expect(b'{', "to start a nested computation")?;
+        // The enclosing computation's nested-instruction names are its own.
+        let outer_anon = std::mem::take(&mut self.anon);
+        self.inline_depth += 1;
+        let body = self.computation_body(base, open);
+        self.inline_depth -= 1;
+        self.anon = outer_anon;
+        let (instrs, root, local_pending) = body?;
+        let name = if self.comp_names.contains_key(base) {
+            self.fresh_comp_name(base)
+        } else {
+            base.to_string()
+        };
+        let id = self.comps.len();
+        self.comp_names.insert(name.clone(), id);
+        self.generated.push(id);
+        self.push_computation(name, instrs, root, local_pending, Vec::new());
+        Ok(id)
+    }
+
+    /// The instructions of a computation after its `{`, through its `}`: the instructions, the
+    /// root and the computation references still to resolve.
+    #[allow(clippy::type_complexity)]
+    fn computation_body(
+        &mut self,
+        name: &str,
+        open: usize,
+    ) -> PResult<(Vec<Instruction>, InstrId, Vec<(InstrId, LocalRef<'a>)>)> {
         let mut instrs: Vec<Instruction> = Vec::new();
         let mut names: FastMap<&'a str, InstrId> = FastMap::default();
         self.anon.clear();
@@ -700,30 +863,11 @@ impl<'a> Parser<'a> {
             instrs.push(instr.0);
             local_pending.extend(refs.into_iter().map(|r| (id, r)));
         }
-        let trailing = self.trailing_attrs("a computation attribute")?;
         if instrs.is_empty() {
             return err_at(open, format!("computation {name} has no instructions"));
         }
         let root = root.map_or(instrs.len() - 1, |(r, _)| r);
-        let id = self.comps.len();
-        self.add_comp_name(name, id, name_at)?;
-        for (instr, r) in local_pending {
-            self.pending.push(PendingComp {
-                comp: id,
-                instr,
-                attr: r.attr,
-                slot: r.slot,
-                name: r.name,
-                offset: r.offset,
-            });
-        }
-        self.comps.push(Computation {
-            name: name.to_string(),
-            instructions: instrs,
-            root,
-            trailing_attrs: trailing,
-        });
-        Ok(id)
+        Ok((instrs, root, local_pending))
     }
 
     fn add_comp_name(&mut self, name: &str, id: CompId, at: usize) -> PResult<()> {
@@ -891,30 +1035,35 @@ impl<'a> Parser<'a> {
         } else {
             Vec::new()
         };
-        if inferred && opcode == Opcode::Call {
-            // The called computation's root shape, when it is already read.
-            let callee = refs
-                .iter()
-                .find(|r| {
-                    instr
-                        .attrs
-                        .get(r.attr)
-                        .is_some_and(|(k, _)| k == "to_apply")
-                })
-                .and_then(|r| self.comp_names.get(r.name))
-                .map(|&id| &self.comps[id]);
+        let callee_attr = match opcode {
+            Opcode::Call => ["to_apply", "to_apply"],
+            Opcode::Fusion => ["calls", "calls"],
+            Opcode::Conditional => ["true_computation", "branch_computations"],
+            _ => ["", ""],
+        };
+        if inferred && !callee_attr[0].is_empty() {
+            // The called computation's root shape (of the first branch for a conditional),
+            // when it is already read.
+            let callee = self.callee(&instr, &refs, &callee_attr);
             instr.shape = match callee {
                 Some(c) => c.instructions[c.root].shape.clone(),
                 None => {
                     return err_at(
                         op_at,
-                        "the result shape of call is left out and its to_apply computation is \
-                         not read yet: write the shape, or the computation first",
+                        format!(
+                            "the result shape of {opcode} is left out and its {} computation is \
+                             not read yet: write the shape, or the computation first",
+                            callee_attr[0]
+                        ),
                     )
                 }
             };
         } else if inferred {
-            instr.shape = infer_shape(&instr, instrs).or_else(|why| err_at(op_at, why))?;
+            let reducer_root = self
+                .callee(&instr, &refs, &["to_apply"])
+                .map(|c| c.instructions[c.root].shape.clone());
+            instr.shape = infer_shape(&instr, instrs, reducer_root.as_ref())
+                .or_else(|why| err_at(op_at, why))?;
         }
         // XLA reads a broadcast of a scalar without `dimensions=` as `dimensions={}`: so does
         // the IR (and the print says it).
@@ -981,7 +1130,7 @@ impl<'a> Parser<'a> {
         }
         self.c.pos = start;
         let c = &mut self.c;
-        if c.peek() == Some(b'(') {
+        if c.peek() == Some(b'(') || (c.peek() == Some(b'b') && c.peek_at(1) == Some(b'(')) {
             c.shape(0)?;
         } else if c.peek() != Some(b'%') {
             let save = c.pos;
@@ -1013,10 +1162,10 @@ impl<'a> Parser<'a> {
         names: &FastMap<&'a str, InstrId>,
     ) -> PResult<Vec<LocalRef<'a>>> {
         let mut refs = Vec::new();
-        let c = &mut self.c;
         // Layout is free, as for XLA's parser: an attribute may follow its ',' on the next line,
         // and the instruction ends where no ',' follows.
-        while c.eat(b',')? {
+        while self.c.eat(b',')? {
+            let c = &mut self.c;
             c.skip_ws()?;
             // XLA sometimes prints an empty attribute (`, , backend_config=...`); and a
             // trailing comma before the next instruction or the end of the computation is
@@ -1064,52 +1213,15 @@ impl<'a> Parser<'a> {
                     Attr::Ident(v.to_string())
                 }
                 AttrKind::Comp | AttrKind::Comps => {
-                    c.skip_ws()?;
-                    if c.peek() == Some(b'{') {
-                        c.pos += 1;
-                        let mut n = 0;
-                        if !c.eat(b'}')? {
-                            loop {
-                                c.skip_ws()?;
-                                let at = c.pos;
-                                let cn = c.name("a computation name")?;
-                                refs.push(LocalRef {
-                                    attr: attr_index,
-                                    slot: Some(n),
-                                    name: cn,
-                                    offset: at,
-                                });
-                                n += 1;
-                                if c.eat(b'}')? {
-                                    break;
-                                }
-                                c.expect(b',', "between computation names")?;
-                            }
-                        }
-                        Attr::Comps(vec![usize::MAX; n])
-                    } else {
-                        let at = c.pos;
-                        let cn = c.name("a computation name")?;
-                        if attr_kind(key) == AttrKind::Comps {
-                            refs.push(LocalRef {
-                                attr: attr_index,
-                                slot: Some(0),
-                                name: cn,
-                                offset: at,
-                            });
-                            Attr::Comps(vec![usize::MAX])
-                        } else {
-                            refs.push(LocalRef {
-                                attr: attr_index,
-                                slot: None,
-                                name: cn,
-                                offset: at,
-                            });
-                            Attr::Comp(usize::MAX)
-                        }
-                    }
+                    let base = format!("{}.{key}", instr.name);
+                    self.comp_attr(key, attr_index, &base, &mut refs)?
                 }
                 AttrKind::Window => Attr::Window(c.window()?),
+                // Labels with '?' (a custom-call's unknown dimensions, `b01f?_01i?o->b01f?`)
+                // are kept verbatim.
+                AttrKind::ConvDims if c.bare_value_has(b'?') => {
+                    Attr::Raw(c.raw_value(key)?.to_string())
+                }
                 AttrKind::ConvDims => Attr::ConvDims(c.conv_dims()?),
                 AttrKind::Padding => Attr::Padding(c.padding()?),
                 AttrKind::Slice => Attr::Slice(c.slice()?),
@@ -1144,6 +1256,7 @@ impl<'a> Parser<'a> {
         }
         // What follows an instruction: the next one (on this line or a later one), or the end
         // of the computation.
+        let c = &mut self.c;
         let end = c.pos;
         c.skip_ws()?;
         let next = matches!(c.peek(), None | Some(b'}')) || c.at_instruction_start();
@@ -1160,6 +1273,103 @@ impl<'a> Parser<'a> {
                 ),
             )
         }
+    }
+
+    /// The first computation that one of the attributes `keys` of `instr` names, when it is read
+    /// already (a computation written in place, or a name defined earlier in the text).
+    fn callee(
+        &self,
+        instr: &Instruction,
+        refs: &[LocalRef<'a>],
+        keys: &[&str],
+    ) -> Option<&Computation> {
+        instr
+            .attrs
+            .iter()
+            .enumerate()
+            .find(|(_, (k, _))| keys.contains(&k.as_str()))
+            .and_then(|(ai, (_, v))| match v {
+                Attr::Comp(id) if *id != usize::MAX => Some(*id),
+                Attr::Comps(ids) if ids.first().is_some_and(|&id| id != usize::MAX) => {
+                    ids.first().copied()
+                }
+                _ => refs
+                    .iter()
+                    .find(|r| r.attr == ai && r.slot.unwrap_or(0) == 0)
+                    .and_then(|r| self.comp_names.get(r.name).copied()),
+            })
+            .and_then(|id| self.comps.get(id))
+    }
+
+    /// The value of a computation attribute: a name (`to_apply=%add`), a braced list of names
+    /// (`branch_computations={%a, %b}`), or computations written in place (`to_apply={ ... }`,
+    /// `branch_computations={{ ... }, %b}`), which become new computations named after `base`.
+    fn comp_attr(
+        &mut self,
+        key: &'a str,
+        attr_index: usize,
+        base: &str,
+        refs: &mut Vec<LocalRef<'a>>,
+    ) -> PResult<Attr> {
+        self.c.skip_ws()?;
+        if self.c.peek() == Some(b'{') {
+            let open = self.c.pos;
+            self.c.pos += 1;
+            if self.c.at_instruction_start() {
+                // One computation written in place.
+                self.c.pos = open;
+                let id = self.inline_computation(base)?;
+                return Ok(if attr_kind(key) == AttrKind::Comps {
+                    Attr::Comps(vec![id])
+                } else {
+                    Attr::Comp(id)
+                });
+            }
+            let mut ids = Vec::new();
+            if !self.c.eat(b'}')? {
+                loop {
+                    self.c.skip_ws()?;
+                    let at = self.c.pos;
+                    if self.c.peek() == Some(b'{') {
+                        let n = ids.len();
+                        ids.push(self.inline_computation(&format!("{base}.{n}"))?);
+                    } else {
+                        let cn = self.c.name("a computation name")?;
+                        refs.push(LocalRef {
+                            attr: attr_index,
+                            slot: Some(ids.len()),
+                            name: cn,
+                            offset: at,
+                        });
+                        ids.push(usize::MAX);
+                    }
+                    if self.c.eat(b'}')? {
+                        break;
+                    }
+                    self.c.expect(b',', "between computation names")?;
+                }
+            }
+            return Ok(Attr::Comps(ids));
+        }
+        let at = self.c.pos;
+        let cn = self.c.name("a computation name")?;
+        Ok(if attr_kind(key) == AttrKind::Comps {
+            refs.push(LocalRef {
+                attr: attr_index,
+                slot: Some(0),
+                name: cn,
+                offset: at,
+            });
+            Attr::Comps(vec![usize::MAX])
+        } else {
+            refs.push(LocalRef {
+                attr: attr_index,
+                slot: None,
+                name: cn,
+                offset: at,
+            });
+            Attr::Comp(usize::MAX)
+        })
     }
 
     /// Turns `%s = (operands, result, ctx) <op>-start(...), <op's attrs>` into an

@@ -1,4 +1,5 @@
-//! Shapes and layouts: `f32[2,<=3,?]{2,1,0:T(8,128)(2,*)E(4)S(1)}`, `(s32[], f32[4])`, `token[]`.
+//! Shapes and layouts: `f32[2,<=3,?]{2,1,0:T(8,128)(2,*)E(4)S(1)}`, `(s32[], f32[4])`, `token[]`,
+//! `b(f32[16])` (a buffer).
 
 use super::cursor::{err_at, Cursor, PResult, MAX_DEPTH};
 use crate::shape::{ArrayShape, Layout, Shape, TILE_COMBINE_DIMENSION, UNBOUNDED_SIZE};
@@ -29,6 +30,23 @@ impl<'a> Cursor<'a> {
             return Ok(Shape::Tuple(elems));
         }
         let start = self.pos;
+        // A buffer: `b(f32[16]{0})`, an array shape in `b(...)`.
+        if self.peek() == Some(b'b') && self.peek_at(1) == Some(b'(') {
+            self.pos += 2;
+            let inner_at = self.pos;
+            let inner = self.shape(depth + 1)?;
+            self.expect(b')', "to close the buffer shape b(...)")?;
+            return match inner {
+                Shape::Array(a) => Ok(Shape::Buffer(a)),
+                other => err_at(
+                    inner_at,
+                    format!(
+                        "a buffer shape b(...) holds an array shape, not {}",
+                        crate::print::shape_to_string(&other)
+                    ),
+                ),
+            };
+        }
         let name = self.ident("a shape")?;
         let Some(ty) = PrimitiveType::from_name(name) else {
             return err_at(start, format!("unknown element type '{name}'"));
@@ -38,6 +56,14 @@ impl<'a> Cursor<'a> {
 
     /// The `[dims]{layout}` part of an array shape whose type name was just read.
     pub fn array_shape_after_type(&mut self, ty: PrimitiveType, start: usize) -> PResult<Shape> {
+        // XLA's parser also reads blanks between the type and its dimensions (`s32 [4]`).
+        let mut k = self.pos;
+        while matches!(self.b.get(k), Some(b' ' | b'\t')) {
+            k += 1;
+        }
+        if self.b.get(k) == Some(&b'[') {
+            self.pos = k;
+        }
         if self.peek() != Some(b'[') {
             return err_at(
                 self.pos,
@@ -103,14 +129,42 @@ impl<'a> Cursor<'a> {
             dynamic,
             layout: None,
         };
-        // A layout follows directly (XLA never puts blanks between `]` and `{`).
-        if self.peek() == Some(b'{') {
+        // A layout follows, directly as XLA prints it, or after blanks as its parser also reads
+        // it (`f32[2,3] {1,0}`): then only when a dimension number follows the `{`, which a
+        // computation's body after its signature's result shape never starts with.
+        let mut k = self.pos;
+        while matches!(self.b.get(k), Some(b' ' | b'\t')) {
+            k += 1;
+        }
+        if k > self.pos && self.b.get(k) == Some(&b'{') && !a.dims.is_empty() {
+            let mut j = k + 1;
+            while matches!(self.b.get(j), Some(b' ' | b'\t')) {
+                j += 1;
+            }
+            if self.b.get(j).is_some_and(|c| c.is_ascii_digit()) {
+                self.pos = k;
+            }
+        }
+        if self.peek() == Some(b'{') && self.layout_follows() {
             let l = self.layout(a.dims.len())?;
             if !(a.dims.is_empty() && l.minor_to_major.is_empty() && l.is_plain()) {
                 a.layout = Some(l);
             }
         }
         Ok(Shape::Array(a))
+    }
+
+    /// At a `{` after a shape's dimensions: whether a layout starts here (a dimension number,
+    /// `:` or `}` follows), rather than the body of a computation whose signature ends with the
+    /// shape (`-> f32[2]{` and a newline).
+    fn layout_follows(&self) -> bool {
+        let mut k = self.pos + 1;
+        while matches!(self.b.get(k), Some(b' ' | b'\t')) {
+            k += 1;
+        }
+        self.b
+            .get(k)
+            .is_some_and(|&c| c.is_ascii_digit() || c == b':' || c == b'}')
     }
 
     /// `{1,0:T(8,128)E(4)S(1)}` starting at `{`.

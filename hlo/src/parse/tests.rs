@@ -770,3 +770,143 @@ fn a_call_takes_its_computations_shape_and_nested_slice_sizes_are_read() {
         "not read yet",
     );
 }
+
+/// Buffer shapes (`b(f32[16])`, XLA's shape kind BUFFER) are read, in tuples and as operand
+/// shapes, print back as written and verify; what is inside must be an array.
+#[test]
+fn buffer_shapes_are_read_and_printed() {
+    let text = "HloModule m\nENTRY e {\n  p = f32[16]{0} parameter(0)\n  pin = b(f32[16]{0}) custom-call(p), custom_call_target=\"Pin\"\n  t = (b(f32[16]{0}), u32[]) tuple(pin, u32[] constant(1))\n  g = b(f32[16]) get-tuple-element(t), index=0\n  ROOT u = f32[16] custom-call(b(f32[16]) g), custom_call_target=\"Unpin\"\n}\n";
+    let m = parse_ok(text);
+    let e = &m.computations[0];
+    assert_eq!(
+        e.instructions[1].shape,
+        Shape::Buffer(ArrayShape {
+            layout: Some(crate::shape::Layout::row_major(1)),
+            ..ArrayShape::new(PrimitiveType::F32, vec![16])
+        })
+    );
+    assert!(matches!(
+        e.instructions[3].shape.tuple_elements(),
+        Some([Shape::Buffer(_), _])
+    ));
+    let printed = module_to_string(&m);
+    assert!(printed.contains("b(f32[16]{0}) custom-call"), "{printed}");
+    assert_eq!(parse_ok(&printed), m);
+    crate::verify::verify_module(&m).unwrap();
+    assert_eq!(
+        parse_shape("(b(s32[2,3]), token[])").map(|s| crate::print::shape_to_string(&s)),
+        Ok("(b(s32[2,3]), token[])".to_string())
+    );
+    assert_err_at(
+        "HloModule m\nENTRY e {\n  ROOT p = b((f32[2])) parameter(0)\n}\n",
+        3,
+        14,
+        "holds an array shape",
+    );
+    assert_err_at(
+        "HloModule m\nENTRY e {\n  ROOT p = b(f32[2] parameter(0)\n}\n",
+        3,
+        21,
+        "to close the buffer shape",
+    );
+}
+
+/// A computation written in place of a computation name (`to_apply={ ... }`, also in a
+/// braced list) is a new computation of the module, with a fresh name that yields to a
+/// computation of the text; its instruction names are its own.
+#[test]
+fn computations_written_in_attributes_become_computations() {
+    let text = "HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  z = f32[] constant(0)\n  r = f32[] reduce(p, z), dimensions={0}, to_apply={\n    p = f32[] parameter(0)\n    z = f32[] parameter(1)\n    ROOT m = f32[] maximum(p, z)\n  }\n  i = s32[] parameter(1)\n  ROOT c = conditional(i, r, r), branch_computations={{\n    a = f32[] parameter(0)\n    ROOT n = negate(a)\n  }, r.to_apply.1}\n}\nr.to_apply.1 {\n  a = f32[] parameter(0)\n  ROOT n = f32[] abs(a)\n}\n";
+    let m = parse_ok(text);
+    let names: Vec<&str> = m.computations.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["r.to_apply", "c.branch_computations.0", "e", "r.to_apply.1"]
+    );
+    assert_eq!(m.entry, 2);
+    let e = &m.computations[2];
+    assert_eq!(e.instructions[2].comp("to_apply"), Some(0));
+    assert_eq!(
+        e.instructions[4].comps("branch_computations"),
+        Some(&[1, 3][..])
+    );
+    // The conditional's shape comes from its first branch.
+    assert_eq!(e.instructions[4].shape, Shape::scalar(PrimitiveType::F32));
+    crate::verify::verify_module(&m).unwrap();
+    let printed = module_to_string(&m);
+    assert_eq!(parse_ok(&printed), m);
+    // A computation of the text takes its name back from an in-place one.
+    let m = parse_ok("HloModule m\nENTRY e {\n  p = f32[] parameter(0)\n  ROOT c = call(p), to_apply={\n    a = f32[] parameter(0)\n    ROOT n = f32[] negate(a)\n  }\n}\nc.to_apply {\n  ROOT k = f32[] constant(1)\n}\n");
+    let names: Vec<&str> = m.computations.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["c.to_apply.1", "e", "c.to_apply"]);
+    assert_eq!(m.computations[1].instructions[1].comp("to_apply"), Some(0));
+    assert_err_at(
+        "HloModule m\nENTRY e {\n  p = f32[] parameter(0)\n  ROOT c = f32[] call(p), to_apply={\n    a = f32[] parameter(0)\n    ROOT n = f32[] negate(b)\n  }\n}\n",
+        6,
+        27,
+        "not defined",
+    );
+}
+
+/// reduce, reduce-window, convolution and sort without a result shape get the one XLA's shape
+/// inference gives: the reducer's result type, the window's output dimensions, the
+/// convolution's dimension labels and group counts.
+#[test]
+fn reduce_window_convolution_and_sort_shapes_are_inferred() {
+    let m = parse_ok("HloModule m\nadd {\n  x = bf16[] parameter(0)\n  y = bf16[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\nENTRY e {\n  p = bf16[4,6] parameter(0)\n  z = bf16[] constant(0)\n  r = reduce(p, z), dimensions={1}, to_apply=add\n  w = reduce-window(p, z), window={size=2x3 stride=2x1 pad=0_0x1_1}, to_apply=add\n  x = f32[8,5,5,6] parameter(1)\n  k = f32[2,3,3,16] parameter(2)\n  c = convolution(x, k), window={size=3x3 pad=1_1x0_0 lhs_dilate=1x2}, dim_labels=b01f_i01o->b01f, batch_group_count=2, feature_group_count=3\n  s = sort(p, p), dimensions={0}, to_apply={\n    a = bf16[] parameter(0)\n    b = bf16[] parameter(1)\n    c = bf16[] parameter(2)\n    d = bf16[] parameter(3)\n    ROOT l = pred[] compare(a, b), direction=LT\n  }\n  ROOT t = tuple(r, w, c, s)\n}\n");
+    let e = &m.computations[2];
+    assert_eq!(
+        crate::print::shape_to_string(&e.instructions[e.root].shape),
+        "(f32[4], f32[2,6], f32[4,5,7,16], (bf16[4,6], bf16[4,6]))"
+    );
+}
+
+/// Forms XLA's parser reads that a layout-strict reader would not: blanks before a layout
+/// (`f32[2,3] {1,0}`) and between a type and its dimensions (`s32 [4]`), a body's `{` right
+/// after the signature's result shape, a signature without ':', literal groups without commas,
+/// attribute values that go on after a blank (`mesh[...] {'a'}`, `literal=f32[] 0.1`) or start
+/// on the next line, and dim_labels with unknown ('?') dimensions, kept verbatim.
+#[test]
+fn lenient_forms_of_xlas_parser_are_read() {
+    let m = parse_ok("HloModule m\nENTRY e (p f32[2,3]{1,0}) -> f32[3,2]{1,0}{\n  p = f32[2,3] {1, 0} parameter(0)\n  q = s32 [4] parameter(1)\n  k = s32[2,2] constant({ {1, 2} {3, 4} })\n  c = f32[] custom-call(p), custom_call_target=\"t\", literal=f32[] 0.1, backend_config=\n      \"x\"\n  a = f32[2,3] all-reduce(p), replica_groups=mesh['x'=2,'y'=2] {'y'}, to_apply=e2\n  d = f32[1] custom-call(), window={size=2x2}, dim_labels=b01f?_01i?o->b01f?, custom_call_target=\"u\"\n  ROOT b = f32[3,2]{0,1} bitcast(p)\n}\ne2 {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n");
+    let e = &m.computations[0];
+    assert_eq!(
+        crate::print::shape_to_string(&e.instructions[0].shape),
+        "f32[2,3]{1,0}"
+    );
+    assert_eq!(
+        crate::print::shape_to_string(&e.instructions[1].shape),
+        "s32[4]"
+    );
+    assert_eq!(
+        e.instructions[3].attr("literal"),
+        Some(&Attr::Raw("f32[] 0.1".into()))
+    );
+    assert_eq!(
+        e.instructions[3].attr("backend_config"),
+        Some(&Attr::Raw("\"x\"".into()))
+    );
+    assert_eq!(
+        e.instructions[4].attr("replica_groups"),
+        Some(&Attr::Raw("mesh['x'=2,'y'=2] {'y'}".into()))
+    );
+    assert_eq!(
+        e.instructions[5].attr("dim_labels"),
+        Some(&Attr::Raw("b01f?_01i?o->b01f?".into()))
+    );
+    assert_eq!(parse_ok(&module_to_string(&m)), m);
+}
+
+/// The fuzz seeds for the new syntax are valid modules (so the fuzzer starts from texts that
+/// reach the verifier and the printer).
+#[test]
+fn the_buffer_and_inline_computation_fuzz_seeds_verify() {
+    for text in [
+        include_str!("../../../fuzz/seeds/hlo_parse/buffer_shapes.hlo"),
+        include_str!("../../../fuzz/seeds/hlo_parse/inline_computations.hlo"),
+    ] {
+        let m = parse_ok(text);
+        crate::verify::verify_module(&m).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        assert_eq!(parse_ok(&module_to_string(&m)), m);
+    }
+}

@@ -916,6 +916,7 @@ pub(super) fn literal_from_proto(p: &LiteralProto) -> Result<Literal, ProtoError
         )),
         Shape::Token => Ok(Literal::Token),
         Shape::Opaque => Err(ProtoError::Unsupported("opaque literals".into())),
+        Shape::Buffer(_) => Err(ProtoError::Unsupported("buffer literals".into())),
         Shape::Array(a) => {
             let data = elements(p, a.ty)?;
             let n = a

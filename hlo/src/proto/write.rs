@@ -279,6 +279,11 @@ pub fn shape_to_proto(s: &Shape) -> Result<ShapeProto, ProtoError> {
             element_type: type_number(PrimitiveType::Opaque),
             ..Default::default()
         },
+        Shape::Buffer(_) => {
+            return Err(ProtoError::Unsupported(
+                "buffer shapes (b(...)) in an HloModuleProto".into(),
+            ))
+        }
     })
 }
 

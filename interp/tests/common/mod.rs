@@ -102,7 +102,7 @@ pub fn fake_args(shapes: &[Shape], seed: u64) -> Vec<Literal> {
             }
             Shape::Tuple(t) => Literal::Tuple(t.iter().map(|s| one(s, rng)).collect()),
             Shape::Token => Literal::Token,
-            Shape::Opaque => panic!("opaque parameter"),
+            Shape::Opaque | Shape::Buffer(_) => panic!("opaque or buffer parameter"),
         }
     }
     shapes.iter().map(|s| one(s, &mut rng)).collect()

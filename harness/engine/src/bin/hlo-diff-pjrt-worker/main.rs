@@ -697,7 +697,7 @@ fn shape_json(s: &Shape) -> Value {
     match s {
         Shape::Tuple(t) => json!({"tuple": t.iter().map(shape_json).collect::<Vec<_>>()}),
         Shape::Token => json!({"token": true}),
-        Shape::Opaque => json!({"token": true}),
+        Shape::Opaque | Shape::Buffer(_) => json!({"token": true}),
         Shape::Array(a) => json!({"array": {"dtype": a.ty.name(), "dims": a.dims}}),
     }
 }
