@@ -133,6 +133,21 @@ fn a_bucket_seen_by_an_earlier_night_is_not_new() {
     }
 }
 
+/// `hlo-diff bucket --json` of a regression module (with its `.lit` inputs when there are).
+fn bucket_regression(name: &str) -> serde_json::Value {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpora/regressions");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hlo-diff"));
+    cmd.args(["bucket", "--json"])
+        .arg(dir.join(format!("{name}.hlo")));
+    let lit = dir.join(format!("{name}.lit"));
+    if lit.is_file() {
+        cmd.arg("--inputs").arg(lit);
+    }
+    let out = cmd.output().unwrap();
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)))
+}
+
 /// A compile crash is bucketed with where XLA was when it died: the stage and the pass the
 /// per-pass dump shows it in (`compile: algsimp`), and the failed CHECK's place in XLA's
 /// sources; the registry still knows the bucket (its regression module, jaxlib 0.10.2).
@@ -141,15 +156,7 @@ fn a_compile_crash_is_bucketed_with_its_pass_and_failed_check() {
     if !test_support::need_xla() {
         return;
     }
-    let module = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../corpora/regressions/xla_bucket_algsimp_conv_window_check.hlo");
-    let out = Command::new(env!("CARGO_BIN_EXE_hlo-diff"))
-        .args(["bucket", "--json"])
-        .arg(&module)
-        .output()
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let v = bucket_regression("xla_bucket_algsimp_conv_window_check");
     assert_eq!(v["signature"]["kind"], "crash", "{v:#}");
     assert_eq!(v["signature"]["culprit"], "compile: algsimp", "{v:#}");
     let bisect = v["bisect"].as_str().unwrap_or("");
@@ -159,4 +166,30 @@ fn a_compile_crash_is_bucketed_with_its_pass_and_failed_check() {
         "{bisect}"
     );
     assert_eq!(v["known"]["id"], "xla-algsimp-conv-window-check", "{v:#}");
+}
+
+/// A compile crash before any HLO pass (no before_optimizations written: the StableHLO -> HLO
+/// conversion inside the compile) is bucketed as such, with its failed check
+/// (openxla/xla#47343, reproduced on jaxlib 0.10.2 and minimized to one parameter).
+#[test]
+fn a_crash_in_the_conversion_to_hlo_is_bucketed_as_that_stage() {
+    if !test_support::need_xla() {
+        return;
+    }
+    let v = bucket_regression("xla_bug_sdy_sharding_unknown_mesh_abort");
+    assert_eq!(v["signature"]["kind"], "crash", "{v:#}");
+    assert_eq!(
+        v["signature"]["culprit"], "compile: stablehlo-to-hlo",
+        "{v:#}"
+    );
+    let bisect = v["bisect"].as_str().unwrap_or("");
+    assert!(
+        bisect.contains("before its HLO passes started")
+            && bisect.contains("XLA's failed check is at attribute_exporter.cc:86"),
+        "{bisect}"
+    );
+    assert_eq!(
+        v["known"]["id"], "xla-sdy-sharding-unknown-mesh-abort",
+        "{v:#}"
+    );
 }
