@@ -544,3 +544,33 @@ fn run_bucket_and_repro_bisect_read_a_hand_formatted_module() {
     let v = repro_bisect_finds_a_bug(&m, &ins);
     assert_eq!(v["culprit"]["pass"], "algsimp", "{v}");
 }
+
+/// Triage of a compile crash names where XLA was, as `bucket` and campaigns do: the title says
+/// the crash is in the StableHLO -> HLO conversion, the culprit line gives the failed check's
+/// place (openxla/xla#47343 on jaxlib 0.10.2, minimized).
+#[test]
+fn triage_of_a_compile_crash_names_its_stage_and_failed_check() {
+    if !need_xla() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let reg = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpora/regressions");
+    let m = reg.join("xla_bug_sdy_sharding_unknown_mesh_abort.hlo");
+    let i = reg.join("xla_bug_sdy_sharding_unknown_mesh_abort.lit");
+    let out = d.path().join("t");
+    let o = hlo_diff(&[
+        "triage",
+        m.to_str().unwrap(),
+        "--inputs",
+        i.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let all = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{all}");
+    assert!(all.contains("(in stablehlo-to-hlo)"), "{all}");
+    assert!(
+        all.contains("in `stablehlo-to-hlo`, failed check at attribute_exporter.cc:86"),
+        "{all}"
+    );
+}

@@ -429,8 +429,12 @@ pub fn issue_title(
         ),
         _ => format!("{backend}: {} on {ops}", v.short()),
     };
-    if let Some(p) = culprit {
-        t.push_str(&format!(" (after pass {p})"));
+    match (v.kind, culprit) {
+        (VerdictKind::Crash | VerdictKind::Rejected | VerdictKind::Timeout, Some(p)) => {
+            t.push_str(&format!(" (in {p})"))
+        }
+        (_, Some(p)) => t.push_str(&format!(" (after pass {p})")),
+        _ => {}
     }
     if let Some((_, j)) = versions.iter().find(|(k, _)| k == "jaxlib") {
         t.push_str(&format!(" [jaxlib {j}]"));
@@ -648,14 +652,26 @@ fn cut(v: &str) -> String {
 /// HLO, or the crash stage.
 fn culprit_line(v: &Verdict, b: Option<&BisectReport>) -> Option<String> {
     match v.kind {
-        VerdictKind::Crash | VerdictKind::Timeout | VerdictKind::Rejected => Some(format!(
-            "{} in stage `{}`{}",
-            v.kind.name(),
-            v.stage.map(|s| s.name()).unwrap_or("?"),
-            v.signal
-                .map(|s| format!(" ({})", engine::backend::signal_name(s)))
-                .unwrap_or_default()
-        )),
+        VerdictKind::Crash | VerdictKind::Timeout | VerdictKind::Rejected => {
+            let f = b.and_then(|b| b.failure.as_ref());
+            let place = f
+                .map(crate::bisect::failure_culprit)
+                .filter(|c| !c.is_empty() && Some(c.as_str()) != v.stage.map(|s| s.name()))
+                .map(|c| format!(", in `{c}`"))
+                .unwrap_or_default();
+            let check = f
+                .and_then(|f| f.check.as_ref())
+                .map(|c| format!(", failed check at {c}"))
+                .unwrap_or_default();
+            Some(format!(
+                "{} in stage `{}`{}{place}{check}",
+                v.kind.name(),
+                v.stage.map(|s| s.name()).unwrap_or("?"),
+                v.signal
+                    .map(|s| format!(" ({})", engine::backend::signal_name(s)))
+                    .unwrap_or_default()
+            ))
+        }
         _ => {
             let b = b?;
             Some(match (&b.culprit, &b.disabled_check) {
@@ -865,7 +881,12 @@ pub fn triage(
     };
     let mut bisect_report = None;
     let v = &m.last.verdict;
-    if v.kind == VerdictKind::Mismatch {
+    // A wrong value is bisected to its pass; a crash or rejection to where XLA was when it
+    // failed (stage, pass entered, failed check) and the passes whose disabling avoids it.
+    if matches!(
+        v.kind,
+        VerdictKind::Mismatch | VerdictKind::Crash | VerdictKind::Rejected
+    ) {
         if let Some(w) = session
             .workers
             .iter()
@@ -890,9 +911,10 @@ pub fn triage(
     };
     let mut repro = repro_of(&m, session, bisect_report.as_ref());
     repro.versions.extend(ctx.versions.iter().cloned());
-    let culprit = bisect_report
-        .as_ref()
-        .and_then(|b| b.culprit.as_ref().map(|c| c.pass.clone()));
+    let culprit = bisect_report.as_ref().and_then(|b| match &b.failure {
+        Some(f) => Some(crate::bisect::failure_culprit(f)).filter(|c| !c.is_empty()),
+        None => b.culprit.as_ref().map(|c| c.pass.clone()),
+    });
     let voted = session.vote(&m);
     let shown = voted.as_ref().unwrap_or(v);
     // The ops the minimized module still computes (the title names them).
