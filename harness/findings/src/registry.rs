@@ -22,7 +22,8 @@
 //! ops_any = ["sine", "cosine"]            # at least one of these opcodes is among its ops
 //! types = ["s4", "uint"]     # at least one op has one of these types (as buckets name
 //!                            # them: float, int, uint, complex by class; s4, f8e5m2, pred...)
-//! culprit = ["constant_folding"]          # the culprit is one of these
+//! culprit = ["constant_folding"]          # the culprit is one of these (a failure's
+//!                                         # stage, `compile`, also takes `compile: <pass>`)
 //! symptom = ["value", "sign"]             # the symptom is one of these
 //! message_contains = "SmallVector"        # crash/rejected: the message contains this
 //! ```
@@ -174,7 +175,12 @@ impl Matcher {
                     .any(|o| self.ops_any.iter().any(|w| w == opcode(o))))
             && (self.types.is_empty()
                 || b.ops.iter().any(|o| self.types.iter().any(|t| t == ty(o))))
-            && one_of(&self.culprit, &b.culprit)
+            // A failure's culprit is its stage and the place in it (`compile: algsimp`): an
+            // entry naming the stage alone (`compile`) takes every place in it.
+            && (one_of(&self.culprit, &b.culprit)
+                || b.culprit.split_once(": ").is_some_and(|(stage, _)| {
+                    self.culprit.iter().any(|x| x == stage)
+                }))
             && one_of(&self.symptom, &b.symptom)
             && self
                 .message_contains
@@ -415,5 +421,24 @@ mod tests {
         let w = r.warnings().join("\n");
         assert!(w.contains("a.TOML") && w.contains("notes.txt"), "{w}");
         assert!(!w.contains(".hidden") && !w.contains("BISECT.md"), "{w}");
+    }
+
+    /// An entry whose culprit is a failure's stage takes the places in that stage the bisector
+    /// names, and no other stage.
+    #[test]
+    fn a_stage_culprit_takes_the_places_in_it() {
+        let e: Entry = toml::from_str(
+            "id = \"x\"\ntitle = \"t\"\nstatus = \"open\"\n[match]\nkind = \"crash\"\nculprit = [\"compile\"]\n",
+        )
+        .unwrap();
+        let mut b = bucket(&[], "compile: algsimp");
+        b.kind = judge::VerdictKind::Crash;
+        assert!(e.matcher.matches(&b));
+        b.culprit = "compile".into();
+        assert!(e.matcher.matches(&b));
+        b.culprit = "execute".into();
+        assert!(!e.matcher.matches(&b));
+        b.culprit = "compiler".into();
+        assert!(!e.matcher.matches(&b));
     }
 }

@@ -328,6 +328,18 @@ impl<'a> Cursor<'a> {
                 format!("expected a number, found {}", self.describe_here()),
             );
         }
+        // A number XLA's parser would take to an infinity of the type is out of its range
+        // there (a parse error, "value -65520 is out of range for ... F16"): refused alike, so
+        // no module XLA refuses reads here as one with an infinity in it.
+        let out_of_range = |out: &[u8]| -> PResult<()> {
+            match crate::literal::decode(ty, out) {
+                Scalar::F(v) if v.is_infinite() => err_at(
+                    start,
+                    format!("value {text} is out of range for {}", ty.name()),
+                ),
+                _ => Ok(()),
+            }
+        };
         // f32 (and narrower) values parse straight to f32 so that the shortest digits we print
         // give back the same value; f64 parses as f64.
         if ty == PrimitiveType::F64 {
@@ -347,7 +359,7 @@ impl<'a> Cursor<'a> {
                 encode(ty, Scalar::F(v as f64), out);
             }
         }
-        Ok(())
+        out_of_range(out)
     }
 }
 

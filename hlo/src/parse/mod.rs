@@ -249,6 +249,9 @@ struct Parser<'a> {
     anon: std::collections::HashSet<String>,
     /// How many nested computations (`to_apply={...}`) enclose the one being read.
     inline_depth: usize,
+    /// The opcode each async-start written as sugar (`custom-call-start`) wraps, by the
+    /// start's name: its `-update`/`-done` sugar must name the same opcode.
+    sugar_starts: std::collections::HashMap<String, Opcode>,
 }
 
 /// Line and column of increasing byte offsets, in time linear in the input overall (the
@@ -294,6 +297,51 @@ const TABLE_NAMES: [&str; 4] = ["FileNames", "FunctionNames", "FileLocations", "
 /// `reduce` and `reduce-window` (of the reducer's result types, `reducer_root`, when it is read,
 /// else of the init values' types) and `convolution` (of the input's type). (A `call`, `fusion`
 /// or `conditional` takes its computation's root shape, in [`Parser::instruction_rhs`].)
+/// The shape XLA's parser gives a host or channel transfer, from its operands: `send` (data,
+/// u32[] context, token), `recv` (the declared shape's first element as the data, u32[], token),
+/// `send-done` and `outfeed` a token, `recv-done` (the recv's data, token). `None` for other
+/// opcodes, or when the operands do not have the shapes these need (the verifier says so).
+fn transfer_shape(i: &Instruction, instrs: &[Instruction]) -> Option<Shape> {
+    let operand = |k: usize| i.operands.get(k).map(|&o| &instrs[o].shape);
+    let context = || Shape::scalar(crate::PrimitiveType::U32);
+    match i.opcode {
+        Opcode::Send => Some(Shape::Tuple(vec![
+            operand(0)?.clone(),
+            context(),
+            Shape::Token,
+        ])),
+        Opcode::Recv => match &i.shape {
+            Shape::Tuple(t) if !t.is_empty() => {
+                Some(Shape::Tuple(vec![t[0].clone(), context(), Shape::Token]))
+            }
+            _ => None,
+        },
+        Opcode::SendDone | Opcode::Outfeed => Some(Shape::Token),
+        Opcode::RecvDone => match operand(0)? {
+            Shape::Tuple(t) if !t.is_empty() => {
+                Some(Shape::Tuple(vec![t[0].clone(), Shape::Token]))
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Whether two shapes have the same element types and dimensions (layouts and dynamic-size
+/// flags aside), as a written operand shape must have its instruction's.
+fn same_type_and_dims(a: &Shape, b: &Shape) -> bool {
+    match (a, b) {
+        (Shape::Array(x), Shape::Array(y)) | (Shape::Buffer(x), Shape::Buffer(y)) => {
+            x.ty == y.ty && x.dims == y.dims
+        }
+        (Shape::Tuple(x), Shape::Tuple(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_type_and_dims(p, q))
+        }
+        (Shape::Token, Shape::Token) | (Shape::Opaque, Shape::Opaque) => true,
+        _ => false,
+    }
+}
+
 fn infer_shape<'s>(
     i: &Instruction,
     instrs: &'s [Instruction],
@@ -549,6 +597,7 @@ impl<'a> Parser<'a> {
             pending: Vec::new(),
             lines: LineTracker::default(),
             anon: Default::default(),
+            sugar_starts: Default::default(),
             inline_depth: 0,
         }
     }
@@ -697,10 +746,10 @@ impl<'a> Parser<'a> {
         let name = self
             .c
             .name("a computation name (or 'HloModule' at the start)")?;
+        let mut declared = None;
         if self.c.eat(b'(')? {
-            // The signature repeats the parameters' and the root's shapes: read and drop it.
-            // (XLA's parser also refuses a signature its root disagrees with; the project's
-            // own tests write loose signatures, so the body decides here.)
+            // The signature repeats the parameters' and the root's shapes: read, and the
+            // result checked against the root (XLA's parser refuses a root of another shape).
             if !self.c.eat(b')')? {
                 loop {
                     self.c.name("a parameter name")?;
@@ -724,7 +773,9 @@ impl<'a> Parser<'a> {
                 );
             }
             self.c.pos += 2;
-            self.c.shape(0)?;
+            self.c.skip_ws()?;
+            let at = self.c.pos;
+            declared = Some((self.c.shape(0)?, at));
         }
         let open = {
             self.c.skip_ws()?;
@@ -733,6 +784,20 @@ impl<'a> Parser<'a> {
         self.c
             .expect(b'{', &format!("to start the body of computation {name}"))?;
         let (instrs, root, local_pending) = self.computation_body(name, open)?;
+        if let Some((sig, at)) = declared {
+            let r = &instrs[root].shape;
+            if !same_type_and_dims(&sig, r) {
+                return err_at(
+                    at,
+                    format!(
+                        "computation {name} declares the result {}, its root instruction {} is {}",
+                        crate::print::shape_to_string(&sig),
+                        instrs[root].name,
+                        crate::print::shape_to_string(r)
+                    ),
+                );
+            }
+        }
         let trailing = self.trailing_attrs("a computation attribute")?;
         let id = self.comps.len();
         self.add_comp_name(name, id, name_at)?;
@@ -1065,6 +1130,12 @@ impl<'a> Parser<'a> {
             instr.shape = infer_shape(&instr, instrs, reducer_root.as_ref())
                 .or_else(|why| err_at(op_at, why))?;
         }
+        // XLA's parser builds these from their operands (a recv from its declared shape's first
+        // element), whatever else the text declares: so does the IR, and the print says what
+        // XLA read (the text `recv-done` declared `token[]` is `(u32[8], token[])` to XLA).
+        if let Some(s) = transfer_shape(&instr, instrs) {
+            instr.shape = s;
+        }
         // XLA reads a broadcast of a scalar without `dimensions=` as `dimensions={}`: so does
         // the IR (and the print says it).
         if opcode == Opcode::Broadcast
@@ -1084,10 +1155,29 @@ impl<'a> Parser<'a> {
         match wrapped {
             Some(_) if depth > 0 => err_at(op_at, "async syntax sugar cannot be nested"),
             Some(base) if opcode == Opcode::AsyncStart => {
+                self.sugar_starts.insert(name.to_string(), base);
                 let refs = self.desugar_async_start(&mut instr, base, refs, name_at, instrs)?;
                 Ok((instr, refs))
             }
-            _ => Ok((instr, refs)),
+            Some(base) => {
+                // `<op>-update` / `<op>-done`: the start it continues must wrap `<op>` (XLA's
+                // parser refuses `add-update` of a `custom-call-start`).
+                let mut at = instr.operands.first().copied();
+                while let Some(k) = at.filter(|&k| instrs[k].opcode == Opcode::AsyncUpdate) {
+                    at = instrs[k].operands.first().copied();
+                }
+                match at.and_then(|k| self.sugar_starts.get(&instrs[k].name)) {
+                    Some(&started) if started != base => err_at(
+                        op_at,
+                        format!(
+                            "{op_text} continues an async {}-start: the sugar must name the                              opcode the start wraps",
+                            started.name()
+                        ),
+                    ),
+                    _ => Ok((instr, refs)),
+                }
+            }
+            None => Ok((instr, refs)),
         }
     }
 
@@ -1130,27 +1220,42 @@ impl<'a> Parser<'a> {
         }
         self.c.pos = start;
         let c = &mut self.c;
-        if c.peek() == Some(b'(') || (c.peek() == Some(b'b') && c.peek_at(1) == Some(b'(')) {
-            c.shape(0)?;
-        } else if c.peek() != Some(b'%') {
-            let save = c.pos;
-            let word = c.name_chars();
-            match PrimitiveType::from_name(word) {
-                Some(ty) if c.peek() == Some(b'[') => {
-                    c.array_shape_after_type(ty, save)?;
+        let written =
+            if c.peek() == Some(b'(') || (c.peek() == Some(b'b') && c.peek_at(1) == Some(b'(')) {
+                Some(c.shape(0)?)
+            } else if c.peek() != Some(b'%') {
+                let save = c.pos;
+                let word = c.name_chars();
+                match PrimitiveType::from_name(word) {
+                    Some(ty) if c.peek() == Some(b'[') => Some(c.array_shape_after_type(ty, save)?),
+                    _ => {
+                        c.pos = save;
+                        None
+                    }
                 }
-                _ => c.pos = save,
-            }
-        }
+            } else {
+                None
+            };
         c.skip_ws()?;
         let at = c.pos;
         let n = c.name("an operand name")?;
-        match names.get(n) {
-            Some(&id) => Ok(id),
-            None => err_at(
+        let Some(&id) = names.get(n) else {
+            return err_at(
                 at,
                 format!("instruction %{n} is not defined before this use in the computation"),
+            );
+        };
+        // XLA's parser refuses an operand whose written shape is not its instruction's.
+        match written {
+            Some(w) if !same_type_and_dims(&w, &instrs[id].shape) => err_at(
+                start,
+                format!(
+                    "operand %{n} is written as {} but is {}",
+                    crate::print::shape_to_string(&w),
+                    crate::print::shape_to_string(&instrs[id].shape)
+                ),
             ),
+            _ => Ok(id),
         }
     }
 
@@ -1413,7 +1518,9 @@ impl<'a> Parser<'a> {
         let mut wrapped = Instruction::new(format!("{}.wrapped", start.name), base, result_shape);
         wrapped.operands = (0..body.len()).collect();
         wrapped.pos = start.pos;
-        // Everything but the thread moves to the wrapped instruction.
+        // Everything but the thread and the aliasing of the start's output to its operands
+        // (an attribute of the async-start in XLA, which the wrapped op may not carry) moves to
+        // the wrapped instruction.
         let mut thread = None;
         let mut moved_refs = Vec::new();
         let mut kept_refs = Vec::new();
@@ -1423,6 +1530,9 @@ impl<'a> Parser<'a> {
                 if let Attr::Str(s) = &v {
                     thread = Some(s.clone());
                 }
+                new_index[i] = (false, start.attrs.len());
+                start.attrs.push((k, v));
+            } else if k == "output_to_operand_aliasing" {
                 new_index[i] = (false, start.attrs.len());
                 start.attrs.push((k, v));
             } else {

@@ -910,3 +910,107 @@ fn the_buffer_and_inline_computation_fuzz_seeds_verify() {
         assert_eq!(parse_ok(&module_to_string(&m)), m);
     }
 }
+
+/// Transfers take the shapes XLA's parser builds from their operands, whatever the text
+/// declares (a module of XLA's own tests declares `recv-done` as `token[]`; XLA reads
+/// `(u32[8], token[])`, and so the printed text is one XLA reads the same).
+#[test]
+fn transfers_take_the_shapes_xla_builds() {
+    let m = parse_module(
+        "HloModule t, replica_count=2\nENTRY c {\n  a = u32[8] parameter(0)\n  t = token[] after-all()\n  \
+         r = (u32[8], u32[8], token[]) recv(t), channel_id=1\n  rd = token[] recv-done(r), channel_id=1\n  \
+         s = (f32[2], token[]) send(a, t), channel_id=2\n  sd = (f32[2], token[]) send-done(s), channel_id=2\n  \
+         o = () outfeed(a, t)\n  ROOT x = (token[], token[]) tuple(sd, o)\n}\n",
+    )
+    .unwrap();
+    let e = m.entry_computation();
+    let shape = |n: &str| {
+        crate::print::shape_to_string(&e.instructions.iter().find(|i| i.name == n).unwrap().shape)
+    };
+    assert_eq!(shape("r"), "(u32[8], u32[], token[])");
+    assert_eq!(shape("rd"), "(u32[8], token[])");
+    assert_eq!(shape("s"), "(u32[8], u32[], token[])");
+    assert_eq!(shape("sd"), "token[]");
+    assert_eq!(shape("o"), "token[]");
+}
+
+/// `call-start` written as sugar keeps `output_to_operand_aliasing` on the async-start (XLA's
+/// parser refuses it on the wrapped `call`).
+#[test]
+fn an_async_starts_aliasing_stays_on_the_start() {
+    let m = parse_module(
+        "HloModule t\n\nasync_computation {\n  p = f32[2,3] parameter(0)\n  ROOT n = f32[2,3] negate(p)\n}\n\n\
+         ENTRY main {\n  p0 = f32[2,3] parameter(0)\n  start = ((f32[2,3]), f32[2,3], s32[]) call-start(p0),\n    \
+         to_apply=async_computation,\n    output_to_operand_aliasing={{1}: (0, {})}\n  \
+         ROOT done = f32[2,3] call-done(start)\n}\n",
+    )
+    .unwrap();
+    let all: Vec<&crate::Instruction> = m
+        .computations
+        .iter()
+        .flat_map(|c| &c.instructions)
+        .collect();
+    let start = all.iter().find(|i| i.name == "start").unwrap();
+    assert!(start.attr("output_to_operand_aliasing").is_some());
+    assert!(all
+        .iter()
+        .filter(|i| i.opcode == crate::Opcode::Call)
+        .all(|i| i.attr("output_to_operand_aliasing").is_none()));
+}
+
+/// Texts XLA's parser refuses and that would otherwise read as another module: float constants
+/// out of their type's range (not an infinity), an operand written with another shape than
+/// its instruction's, a signature whose result is not the root's, and async sugar whose
+/// `-done` names another opcode than its start. Each with its position.
+#[test]
+fn texts_xla_refuses_are_refused_with_their_position() {
+    assert_err_at(
+        "HloModule m\nENTRY e {\n  ROOT c = f16[] constant(-65520)\n}\n",
+        3,
+        27,
+        "out of range for f16",
+    );
+    assert_err_at(
+        "HloModule m\nENTRY e {\n  ROOT c = f32[] constant(1e+100)\n}\n",
+        3,
+        27,
+        "out of range for f32",
+    );
+    assert_err_at(
+        "HloModule m\nENTRY e {\n  ROOT c = f64[] constant(1.8e308)\n}\n",
+        3,
+        27,
+        "out of range for f64",
+    );
+    assert_err_at(
+        "HloModule m\nENTRY e {\n  ROOT c = c64[] constant((1, -1e+100))\n}\n",
+        3,
+        31,
+        "out of range for f32",
+    );
+    assert_err_at(
+        "HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT a = f32[2] add(f32[2] p, f32[3] p)\n}\n",
+        4,
+        33,
+        "operand %p is written as f32[3] but is f32[2]",
+    );
+    assert_err_at(
+        "HloModule m\nENTRY e () -> f32[1] {\n  ROOT c = f32[1,2] constant({{1, 2}})\n}\n",
+        2,
+        15,
+        "declares the result f32[1]",
+    );
+    assert_err_at(
+        "HloModule m\nENTRY e {\n  p = f32[10] parameter(0)\n  s = ((f32[10]), f32[20], s32[]) custom-call-start(p), custom_call_target=\"foo\"\n  ROOT d = f32[20] add-done(s)\n}\n",
+        5,
+        20,
+        "continues an async custom-call-start",
+    );
+    // Infinities written as such, and large values within range, stay numbers of the type.
+    for ok in [
+        "HloModule m\nENTRY e {\n  ROOT c = f16[2] constant({-inf, 65504})\n}\n",
+        "HloModule m\nENTRY e {\n  ROOT c = f32[] constant(3.4e38)\n}\n",
+    ] {
+        parse_module(ok).unwrap();
+    }
+}
