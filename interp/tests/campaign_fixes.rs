@@ -84,21 +84,10 @@ fn check_with(cases: Vec<(String, String, Vec<Literal>, f64)>, abs: f64, compare
         .iter()
         .map(|(_, t, a, _)| (t.clone(), a.clone()))
         .collect();
-    let xla = run_xla(&jobs);
-    let mut failures = Vec::new();
-    for (((what, _, _, rtol), o), x) in cases.iter().zip(&ours).zip(&xla) {
-        let x = x
-            .as_ref()
-            .unwrap_or_else(|e| panic!("{what}: XLA failed: {e}"));
-        let leaves = o.leaves();
-        assert_eq!(leaves.len(), x.len(), "{what}: leaf count");
-        for (k, (a, b)) in leaves.iter().zip(x).enumerate() {
-            if let Err(e) = compare(a, b, abs, *rtol) {
-                failures.push(format!("{what}, leaf {k}: {e}"));
-            }
-        }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    let what: Vec<String> = cases.iter().map(|c| c.0.clone()).collect();
+    assert_leaves_agree_with_xla(&what, &jobs, &ours, |k, a, b| {
+        compare(a, b, abs, cases[k].3).map(|_| ())
+    });
 }
 
 #[test]

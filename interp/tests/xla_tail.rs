@@ -34,21 +34,8 @@ fn check(
         .iter()
         .map(|(_, _, x, a)| (x.clone(), a.clone()))
         .collect();
-    let xla = run_xla(&jobs);
-    let mut failures = Vec::new();
-    for (((what, _, _, _), o), x) in cases.iter().zip(&ours).zip(&xla) {
-        let x = x
-            .as_ref()
-            .unwrap_or_else(|e| panic!("{what}: XLA failed: {e}"));
-        let leaves = o.leaves();
-        assert_eq!(leaves.len(), x.len(), "{what}: leaf count");
-        for (k, (a, b)) in leaves.iter().zip(x).enumerate() {
-            if let Err(e) = same(a, b) {
-                failures.push(format!("{what}, leaf {k}: {e}"));
-            }
-        }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    let what: Vec<String> = cases.iter().map(|c| c.0.clone()).collect();
+    assert_leaves_agree_with_xla(&what, &jobs, &ours, |_, a, b| same(a, b));
 }
 
 fn bitwise(a: &ArrayLiteral, b: &ArrayLiteral) -> Result<(), String> {
@@ -314,21 +301,10 @@ fn bitcast_convert_sizes_pred_as_a_byte() {
         .iter()
         .map(|(_, _, x, a)| (x.clone(), a.clone()))
         .collect();
-    let xla = run_xla(&jobs);
-    let mut failures = Vec::new();
-    for ((what, ..), (o, x)) in cases.iter().zip(ours.iter().zip(&xla)) {
-        let x = x
-            .as_ref()
-            .unwrap_or_else(|e| panic!("{what}: XLA failed: {e}"));
-        let leaves = o.leaves();
-        assert_eq!(leaves.len(), x.len(), "{what}: leaf count");
-        for (a, b) in leaves.iter().zip(x) {
-            if let Err(e) = compare(a, b, 0.0, 0.0) {
-                failures.push(format!("{what}: {e}"));
-            }
-        }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    let what: Vec<String> = cases.iter().map(|c| c.0.clone()).collect();
+    assert_leaves_agree_with_xla(&what, &jobs, &ours, |_, a, b| {
+        compare(a, b, 0.0, 0.0).map(|_| ())
+    });
 }
 
 /// `scan` (jaxlib 0.10.2 parses it and expands it into a while loop): the StableHLO suite's

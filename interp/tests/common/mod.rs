@@ -119,6 +119,33 @@ pub fn skip_xla() -> bool {
     !test_support::need_xla()
 }
 
+/// XLA CPU's results of `jobs` (HLO text, inputs; job `k` named `what[k]`) against the
+/// oracle's `ours`, leaf by leaf with `same(k, ours, XLA's)`: panics when XLA fails on a job or
+/// gives another number of leaves, and lists every leaf `same` refuses.
+pub fn assert_leaves_agree_with_xla(
+    what: &[String],
+    jobs: &[(String, Vec<Literal>)],
+    ours: &[Literal],
+    same: impl Fn(usize, &ArrayLiteral, &ArrayLiteral) -> Result<(), String>,
+) {
+    let xla = run_xla(jobs);
+    let mut failures = Vec::new();
+    for (k, (o, x)) in ours.iter().zip(&xla).enumerate() {
+        let what = &what[k];
+        let x = x
+            .as_ref()
+            .unwrap_or_else(|e| panic!("{what}: XLA failed: {e}"));
+        let leaves = o.leaves();
+        assert_eq!(leaves.len(), x.len(), "{what}: leaf count");
+        for (j, (a, b)) in leaves.iter().zip(x).enumerate() {
+            if let Err(e) = same(k, a, b) {
+                failures.push(format!("{what}, leaf {j}: {e}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 /// Runs each (HLO text, inputs) on XLA CPU in one Python process. Per job: the flattened result
 /// leaves, or XLA's error text.
 pub fn run_xla(jobs: &[(String, Vec<Literal>)]) -> Vec<Result<Vec<ArrayLiteral>, String>> {
