@@ -100,6 +100,99 @@ pub fn map(ctx: &mut Ctx, i: &Instruction, ops: &[&Value]) -> Result<Value> {
     Ok(Value::array(out))
 }
 
+/// What a `scan` instruction does, read from its attributes, its result shape and its
+/// inputs' dimensions (the oracle's [`scan`] and the enclosure's step by it alike).
+pub(crate) struct ScanPlan {
+    pub body: hlo::CompId,
+    /// The scanned dimension, and its extent.
+    pub dim: usize,
+    pub len: usize,
+    pub carries: usize,
+    pub reverse: bool,
+    /// The result is a tuple (else one array).
+    pub tuple: bool,
+    /// Each scanned output's element type and dimensions.
+    pub outputs: Vec<(hlo::PrimitiveType, Vec<usize>)>,
+}
+
+impl ScanPlan {
+    /// The plan of `i` with `operands` operands, of which the scanned inputs have the
+    /// dimensions `input_dims` (in order).
+    pub(crate) fn new(i: &Instruction, operands: usize, input_dims: &[&[usize]]) -> Result<Self> {
+        let body = attrs::comp(i, "to_apply")?;
+        let dim = match attrs::dims(i, "dimensions")?.as_slice() {
+            [d] => *d,
+            d => {
+                return Err(invalid(format!(
+                    "scan needs one dimension, has {}",
+                    d.len()
+                )))
+            }
+        };
+        let carries = usize::try_from(attrs::req_int(i, "num_carries")?)
+            .ok()
+            .filter(|&c| c <= operands)
+            .ok_or_else(|| invalid("num_carries exceeds the operands"))?;
+        let reverse = attrs::flag(i, "is_reverse", false);
+        let tuple = i.shape.tuple_elements().is_some();
+        let result_shapes: Vec<&hlo::Shape> = match i.shape.tuple_elements() {
+            Some(t) => t.iter().collect(),
+            None => vec![&i.shape],
+        };
+        let n_out = result_shapes
+            .len()
+            .checked_sub(carries)
+            .ok_or_else(|| invalid("scan has fewer results than carries"))?;
+        if n_out + carries == 0 || (!tuple && n_out + carries != 1) {
+            return Err(invalid("scan has no inputs or outputs"));
+        }
+        let mut outputs = Vec::with_capacity(n_out);
+        for s in &result_shapes[..n_out] {
+            let a = s
+                .as_array()
+                .ok_or_else(|| invalid("a scan output must be an array"))?;
+            let dims = a
+                .dims
+                .iter()
+                .map(|&d| {
+                    usize::try_from(d).map_err(|_| unsupported("unbounded dynamic dimension"))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            if dim >= dims.len() {
+                return Err(invalid("scan dimension out of an output's bounds"));
+            }
+            outputs.push((a.ty, dims));
+        }
+        let len = match (input_dims.first(), outputs.first()) {
+            (Some(d), _) => *d
+                .get(dim)
+                .ok_or_else(|| invalid("scan dimension out of an input's bounds"))?,
+            (None, Some((_, d))) => d[dim],
+            (None, None) => return Err(invalid("scan without inputs or outputs has no extent")),
+        };
+        let all = input_dims
+            .iter()
+            .copied()
+            .chain(outputs.iter().map(|o| o.1.as_slice()));
+        for d in all {
+            if d.get(dim) != Some(&len) {
+                return Err(invalid(format!(
+                    "scan operands and outputs differ in dimension {dim}"
+                )));
+            }
+        }
+        Ok(ScanPlan {
+            body,
+            dim,
+            len,
+            carries,
+            reverse,
+            tuple,
+            outputs,
+        })
+    }
+}
+
 /// `scan` as XLA CPU runs it (jaxlib 0.10.2 parses the op and its `ScanExpander` turns it into
 /// a while loop before anything else sees it). The operands are the inputs, then
 /// `num_carries` initial carries; `to_apply` takes one slice of each input (the scan dimension
@@ -110,69 +203,31 @@ pub fn map(ctx: &mut Ctx, i: &Instruction, ops: &[&Value]) -> Result<Value> {
 /// `is_associative` lets XLA combine in another order (a parallel prefix); the oracle always
 /// steps in order, as the expander does.
 pub fn scan(ctx: &mut Ctx, i: &Instruction, ops: &[&Value]) -> Result<Value> {
-    let body = attrs::comp(i, "to_apply")?;
-    let dim = match attrs::dims(i, "dimensions")?.as_slice() {
-        [d] => *d,
-        d => {
-            return Err(invalid(format!(
-                "scan needs one dimension, has {}",
-                d.len()
-            )))
-        }
-    };
-    let carries = usize::try_from(attrs::req_int(i, "num_carries")?)
-        .ok()
-        .filter(|&c| c <= ops.len())
+    let n_in = ops
+        .len()
+        .checked_sub(usize::try_from(attrs::req_int(i, "num_carries")?).unwrap_or(usize::MAX))
         .ok_or_else(|| invalid("num_carries exceeds the operands"))?;
-    let reverse = attrs::flag(i, "is_reverse", false);
-    let n_in = ops.len() - carries;
     let inputs: Vec<&Array> = ops[..n_in]
         .iter()
         .map(|v| arr(v).map(|a| &**a))
         .collect::<Result<_>>()?;
-    let tuple = i.shape.tuple_elements().is_some();
-    let result_shapes: Vec<&hlo::Shape> = match i.shape.tuple_elements() {
-        Some(t) => t.iter().collect(),
-        None => vec![&i.shape],
-    };
-    let n_out = result_shapes
-        .len()
-        .checked_sub(carries)
-        .ok_or_else(|| invalid("scan has fewer results than carries"))?;
-    if n_out + carries == 0 || (!tuple && n_out + carries != 1) {
-        return Err(invalid("scan has no inputs or outputs"));
-    }
-    // The outputs, zero-filled as the expander fills them, with their dimensions.
-    let mut outs: Vec<Array> = Vec::with_capacity(n_out);
-    for s in &result_shapes[..n_out] {
-        let a = s
-            .as_array()
-            .ok_or_else(|| invalid("a scan output must be an array"))?;
-        let dims = a
-            .dims
-            .iter()
-            .map(|&d| usize::try_from(d).map_err(|_| unsupported("unbounded dynamic dimension")))
-            .collect::<Result<Vec<_>>>()?;
-        if dim >= dims.len() {
-            return Err(invalid("scan dimension out of an output's bounds"));
-        }
-        outs.push(Array::zeros(a.ty, dims)?);
-    }
-    let len = match (inputs.first(), outs.first()) {
-        (Some(a), _) => *a
-            .dims
-            .get(dim)
-            .ok_or_else(|| invalid("scan dimension out of an input's bounds"))?,
-        (None, Some(o)) => o.dims[dim],
-        (None, None) => return Err(invalid("scan without inputs or outputs has no extent")),
-    };
-    for a in inputs.iter().copied().chain(outs.iter()) {
-        if a.dims.get(dim) != Some(&len) {
-            return Err(invalid(format!(
-                "scan operands and outputs differ in dimension {dim}"
-            )));
-        }
-    }
+    let dims: Vec<&[usize]> = inputs.iter().map(|a| a.dims.as_slice()).collect();
+    let ScanPlan {
+        body,
+        dim,
+        len,
+        carries,
+        reverse,
+        tuple,
+        outputs,
+        ..
+    } = ScanPlan::new(i, ops.len(), &dims)?;
+    let n_out = outputs.len();
+    // The outputs, zero-filled as the expander fills them.
+    let mut outs: Vec<Array> = outputs
+        .into_iter()
+        .map(|(ty, dims)| Array::zeros(ty, dims))
+        .collect::<Result<_>>()?;
     // Element (outer, k, inner) of an array whose dimension `dim` is the scan's.
     let split = |dims: &[usize]| -> (usize, usize) {
         (

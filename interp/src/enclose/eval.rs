@@ -1734,65 +1734,24 @@ impl<'m> Ctx<'m> {
         if attrs::flag(i, "is_associative", false) {
             return SetValue::top(&i.shape, Why::ORDER | Why::UNMODELLED);
         }
-        let body = attrs::comp(i, "to_apply")?;
-        let dim = match attrs::dims(i, "dimensions")?.as_slice() {
-            [d] => *d,
-            _ => return Err(invalid("scan needs one dimension")),
-        };
-        let carries = usize::try_from(attrs::req_int(i, "num_carries")?)
-            .ok()
-            .filter(|&c| c <= ops.len())
+        let n_in = ops
+            .len()
+            .checked_sub(usize::try_from(attrs::req_int(i, "num_carries")?).unwrap_or(usize::MAX))
             .ok_or_else(|| invalid("num_carries exceeds the operands"))?;
-        let reverse = attrs::flag(i, "is_reverse", false);
-        let n_in = ops.len() - carries;
         let inputs: Vec<&Arc<SetArray>> =
             ops[..n_in].iter().map(|v| sarr(v)).collect::<Result<_>>()?;
-        let tuple = i.shape.tuple_elements().is_some();
-        let shapes: Vec<&Shape> = match i.shape.tuple_elements() {
-            Some(t) => t.iter().collect(),
-            None => vec![&i.shape],
-        };
-        let n_out = shapes
-            .len()
-            .checked_sub(carries)
-            .filter(|&n| n + carries > 0 && (tuple || n + carries == 1))
-            .ok_or_else(|| invalid("scan's results do not match its carries"))?;
-        let mut out_types = Vec::with_capacity(n_out);
-        for s in &shapes[..n_out] {
-            let a = s
-                .as_array()
-                .ok_or_else(|| invalid("a scan output must be an array"))?;
-            let dims = a
-                .dims
-                .iter()
-                .map(|&d| {
-                    usize::try_from(d).map_err(|_| unsupported("unbounded dynamic dimension"))
-                })
-                .collect::<Result<Vec<_>>>()?;
-            if dim >= dims.len() {
-                return Err(invalid("scan dimension out of an output's bounds"));
-            }
-            out_types.push((a.ty, dims));
-        }
-        let len = match (inputs.first(), out_types.first()) {
-            (Some(a), _) => *a
-                .dims
-                .get(dim)
-                .ok_or_else(|| invalid("scan dimension out of an input's bounds"))?,
-            (None, Some((_, d))) => d[dim],
-            (None, None) => return Err(invalid("scan without inputs or outputs")),
-        };
-        let dims_ok = inputs
-            .iter()
-            .map(|a| &a.dims)
-            .chain(out_types.iter().map(|t| &t.1));
-        for d in dims_ok {
-            if d.get(dim) != Some(&len) {
-                return Err(invalid(
-                    "scan operands and outputs differ in the scan dimension",
-                ));
-            }
-        }
+        let dims: Vec<&[usize]> = inputs.iter().map(|a| a.dims.as_slice()).collect();
+        let crate::control::ScanPlan {
+            body,
+            dim,
+            len,
+            carries,
+            reverse,
+            tuple,
+            outputs: out_types,
+            ..
+        } = crate::control::ScanPlan::new(i, ops.len(), &dims)?;
+        let n_out = out_types.len();
         let split = |dims: &[usize]| (product(&dims[..dim]), product(&dims[dim + 1..]));
         let mut carry: Vec<SetValue> = ops[n_in..].iter().map(|v| (*v).clone()).collect();
         // Each output's slices by scan index.
