@@ -4,8 +4,14 @@ mod common;
 use common::*;
 use hlo::Literal;
 
+/// The module of an entry computation, its signature written with the root's true shape (XLA's
+/// parser refuses a signature whose result is not the root's, as ours does).
 fn module(params: &str, body: &str) -> String {
-    format!("HloModule m\n\nENTRY %main ({params}) -> f32[] {{\n{body}\n}}\n")
+    let unsigned = format!("HloModule m\n\nENTRY %main {{\n{body}\n}}\n");
+    let m = parse(&unsigned);
+    let entry = m.entry_computation();
+    let result = hlo::print::shape_to_string(&entry.instructions[entry.root].shape);
+    format!("HloModule m\n\nENTRY %main ({params}) -> {result} {{\n{body}\n}}\n")
 }
 
 #[test]

@@ -748,7 +748,8 @@ impl<'a> Parser<'a> {
             .name("a computation name (or 'HloModule' at the start)")?;
         let mut declared = None;
         if self.c.eat(b'(')? {
-            // The signature repeats the parameters' and the root's shapes: read and dropped.
+            // The signature repeats the parameters' and the root's shapes: read, and the
+            // result checked against the root (XLA's parser refuses a root of another shape).
             if !self.c.eat(b')')? {
                 loop {
                     self.c.name("a parameter name")?;
@@ -783,10 +784,21 @@ impl<'a> Parser<'a> {
         self.c
             .expect(b'{', &format!("to start the body of computation {name}"))?;
         let (instrs, root, local_pending) = self.computation_body(name, open)?;
-        // XLA's parser refuses a signature whose result is not the root's; this project's own
-        // tests write loose signatures, so the body decides here (the signature is read and
-        // dropped: the print writes the root's shape).
-        let _ = declared;
+        // XLA's parser refuses a signature whose result is not the root's.
+        if let Some((sig, at)) = declared {
+            let r = &instrs[root].shape;
+            if !same_type_and_dims(&sig, r) {
+                return err_at(
+                    at,
+                    format!(
+                        "computation {name} declares the result {}, its root instruction {} is {}",
+                        crate::print::shape_to_string(&sig),
+                        instrs[root].name,
+                        crate::print::shape_to_string(r)
+                    ),
+                );
+            }
+        }
         let trailing = self.trailing_attrs("a computation attribute")?;
         let id = self.comps.len();
         self.add_comp_name(name, id, name_at)?;

@@ -960,8 +960,8 @@ fn an_async_starts_aliasing_stays_on_the_start() {
 
 /// Texts XLA's parser refuses and that would otherwise read as another module: float constants
 /// out of their type's range (not an infinity), an operand written with another shape than
-/// its instruction's, and async sugar whose `-done` names another opcode than its start. Each
-/// with its position.
+/// its instruction's, a signature whose result is not the root's, and async sugar whose
+/// `-done` names another opcode than its start. Each with its position.
 #[test]
 fn texts_xla_refuses_are_refused_with_their_position() {
     assert_err_at(
@@ -993,6 +993,12 @@ fn texts_xla_refuses_are_refused_with_their_position() {
         4,
         33,
         "operand %p is written as f32[3] but is f32[2]",
+    );
+    assert_err_at(
+        "HloModule m\nENTRY e () -> f32[1] {\n  ROOT c = f32[1,2] constant({{1, 2}})\n}\n",
+        2,
+        15,
+        "declares the result f32[1]",
     );
     assert_err_at(
         "HloModule m\nENTRY e {\n  p = f32[10] parameter(0)\n  s = ((f32[10]), f32[20], s32[]) custom-call-start(p), custom_call_target=\"foo\"\n  ROOT d = f32[20] add-done(s)\n}\n",
