@@ -111,6 +111,40 @@ fn fast_min_max_divergences_are_found_and_labelled() {
     }
 }
 
+/// A program alone in its packed module (`--pack 1`) is confirmed by running the executable the
+/// worker kept from the packed run again: the same finding, label and count as when it is
+/// compiled alone, without that compile (so without XLA's `before_optimizations` dump, which
+/// only that compile writes).
+#[test]
+fn a_program_run_alone_is_confirmed_without_compiling_it_again() {
+    if skip() {
+        return;
+    }
+    let (engines, dir) = cpu_engines_and_store_dir();
+    let store = Store::open(dir.path()).unwrap();
+    let fast = Tester::new(
+        &engines,
+        Some(&store),
+        &[("xla_cpu_enable_fast_min_max".into(), "true".into())],
+        tools::campaign::campaign_timeouts(),
+    );
+    let reports = fast.test_programs(0, &[program("maximum")]);
+    assert_eq!(reports.len(), 1);
+    let v = &reports[0].verdict;
+    assert_eq!(v.kind, VerdictKind::Mismatch, "{v:?}");
+    assert_eq!(v.label, Some(Label::Xla), "{:?}", v.vote);
+    assert!(reports[0].recorded.as_ref().is_some_and(|x| x.is_new()));
+    let findings = store.findings().unwrap();
+    assert_eq!(findings.len(), 1);
+    let (d, f) = &findings[0];
+    assert!(f.signature.detail.contains("maximum"), "{:?}", f.signature);
+    assert!(
+        !d.join("before_optimizations.txt").exists(),
+        "no alone compile: the packed run's executable ran again"
+    );
+    assert_eq!(f.meta.get("only_when_packed"), None, "{:?}", f.meta);
+}
+
 #[test]
 fn end_to_end_campaign_of_fifty_modules() {
     if skip() {

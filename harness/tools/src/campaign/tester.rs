@@ -418,7 +418,7 @@ impl<'a> Tester<'a> {
         let tol = Tolerance::for_module(&p.module);
         let (outcomes, alone) = self.program_outcomes(packed, j, p, oracle, xla_outcomes);
         // A difference the proof leaves inside the legitimate results in the packed run is
-        // settled here, before confirmation compiles the program alone twice.
+        // settled here, before confirmation runs the program again.
         let judged = Instant::now();
         let verdict = self
             .judge(Policy::VERDICT)
@@ -452,16 +452,13 @@ impl<'a> Tester<'a> {
         } else if verdict.is_bug() {
             timings.confirmed += 1;
             let (v, rec) = self.confirm_and_store(
-                packed.g,
+                packed,
                 self.occurrence(packed.g, packed.set, &j.to_string()),
-                packed.set,
                 j,
                 p,
                 &tol,
                 &outcomes,
                 &alone,
-                &packed.text,
-                &packed.inputs,
             );
             if v.is_bug() && rec.is_some() {
                 settled.insert(key, v.label.unwrap_or(Label::Undecided));
@@ -556,20 +553,31 @@ impl<'a> Tester<'a> {
         })
     }
 
+    /// Confirms a finding of program `j` and stores it: the program's outcomes again, judged
+    /// under [`Policy::FULL`] (the proof, the vote, equivalent forms) with a rerun of each XLA
+    /// backend.
+    ///
+    /// - Packed with others, the program is compiled alone (with XLA's `before_optimizations`
+    ///   dump, kept in the finding), and the packed run counts as its rerun when it gave the
+    ///   same bits; a finding the program alone does not show is stored as seen only when packed.
+    /// - Alone in its packed module (`--pack 1`) and run to a result, the packed run already is
+    ///   the program alone: the rerun executes the executable the worker kept from it again (no compile; a worker
+    ///   that does not hold it compiles it afresh), which rules out a result that changes from
+    ///   run to run. Such a finding has no `before_optimizations` text until it is minimized
+    ///   (the minimizer dumps its repro).
     #[allow(clippy::too_many_arguments)]
     fn confirm_and_store(
         &self,
-        g: u64,
+        packed: &Packed,
         occurrence: String,
-        set: u64,
         j: usize,
         p: &Program,
         tol: &Tolerance,
         outcomes: &[(String, Outcome)],
         alone: &[(String, Outcome)],
-        packed_text: &str,
-        packed_inputs: &[Literal],
     ) -> (Verdict, Option<Recorded>) {
+        let g = packed.g;
+        let set = packed.set;
         let text = hlo::print::module_to_string(&p.module);
         let oracle = outcomes[0].clone();
         let mut opts = self.opts.clone();
@@ -578,6 +586,22 @@ impl<'a> Tester<'a> {
         let mut reruns: Vec<(String, Outcome)> = Vec::new();
         for (k, b) in self.engines.xla.iter().enumerate() {
             let name = b.name().to_string();
+            let packed_outcome = outcomes.iter().find(|(n, _)| *n == name).map(|(_, o)| o);
+            if let Some(first) = packed_outcome.filter(|o| packed.programs == 1 && o.is_ok()) {
+                let again = match b.run(&packed.text, &packed.inputs, &self.opts) {
+                    Outcome::Ok(r) => match split_result(&r, packed.ranges[j].clone()) {
+                        Some(r) => Outcome::Ok(r),
+                        None => Outcome::HarnessError {
+                            stage: None,
+                            message: "packed result has too few outputs".into(),
+                        },
+                    },
+                    failed => failed,
+                };
+                reruns.push((name.clone(), again));
+                firsts.push((name, first.clone()));
+                continue;
+            }
             // A failure already reproduced alone is not run a third time.
             let first = match alone.iter().find(|(n, _)| *n == name) {
                 Some((_, o)) if !o.is_ok() => o.clone(),
@@ -587,11 +611,11 @@ impl<'a> Tester<'a> {
                 // The packed run was an earlier compile and run of the same program: when it
                 // gave the same bits, it already is the rerun (a difference may come from the
                 // other programs around it, so then run once more alone).
-                let packed = outcomes
-                    .iter()
-                    .find(|(n, o)| *n == name && o.as_ok().is_some_and(|q| q.outputs == r.outputs));
-                let again = match packed {
-                    Some((_, o)) => o.clone(),
+                let same = packed_outcome
+                    .filter(|o| o.as_ok().is_some_and(|q| q.outputs == r.outputs))
+                    .cloned();
+                let again = match same {
+                    Some(o) => o,
                     None => self.engines.xla[k].run(&text, &p.inputs, &opts),
                 };
                 reruns.push((name.clone(), again));
@@ -648,9 +672,9 @@ impl<'a> Tester<'a> {
         let rec = self.store_finding(
             &packed_verdict,
             Some(&p.module),
-            packed_text,
+            &packed.text,
             None,
-            packed_inputs,
+            &packed.inputs,
             outcomes,
             occurrence,
             json!({"module_index": g, "program": j, "program_seed": p.seed, "input_set": set,
