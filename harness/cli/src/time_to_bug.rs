@@ -8,7 +8,7 @@
 
 use super::{print_json, Exit, Failure, Global};
 use findings::public_classes::PublicClasses;
-use findings::time_to_bug::TimeToBug;
+use findings::time_to_bug::{Claims, TimeToBug};
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
@@ -28,6 +28,11 @@ pub struct Args {
     /// No section on the public bug classes.
     #[arg(long)]
     pub no_classes: bool,
+    /// Claim each bucket by the registry now (matched against the bucket's signature), not by
+    /// the entry the campaign's report names: a bug registered after the campaign counts as its
+    /// entry's, not as NEW.
+    #[arg(long)]
+    pub by_current_registry: bool,
 }
 
 pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
@@ -72,7 +77,13 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
         Some(f) => Some(PublicClasses::load(&f, &registry).map_err(Failure::bad_input)?),
         None => None,
     };
-    let t = TimeToBug::new(&reports, &registry, classes.as_ref()).map_err(Failure::bad_input)?;
+    let claims = if args.by_current_registry {
+        Claims::Registry(&registry)
+    } else {
+        Claims::AsReported
+    };
+    let t = TimeToBug::new(&reports, &registry, claims, classes.as_ref())
+        .map_err(Failure::bad_input)?;
     if global.json {
         print_json(&serde_json::to_value(&t).unwrap_or_default());
     } else {

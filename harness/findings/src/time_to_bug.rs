@@ -38,6 +38,7 @@
 //! their first hits. A class without an entry cannot be counted: a campaign that hit it would
 //! show a NEW bucket, which says nothing of which class it is.
 
+use crate::bucket::BucketSignature;
 use crate::public_classes::PublicClasses;
 use crate::registry::Registry;
 use serde::Serialize;
@@ -205,8 +206,19 @@ fn earlier<T: PartialOrd + Copy>(a: Option<T>, b: Option<T>) -> Option<T> {
     }
 }
 
+/// Which registry claims a campaign's buckets.
+#[derive(Clone, Copy, Debug)]
+pub enum Claims<'a> {
+    /// The entry each bucket's report names: the registry as it was when the campaign ran.
+    AsReported,
+    /// This registry, matched against each bucket's signature: a bug registered after the
+    /// campaign counts as its entry's, not as NEW (and a bucket no entry claims now is NEW, or
+    /// seen before when the campaign's history knew it).
+    Registry(&'a Registry),
+}
+
 /// Reads one `report.json` value (`source` names it in errors).
-fn read_campaign(source: &str, r: &Value) -> Result<(Campaign, Hits), String> {
+fn read_campaign(source: &str, r: &Value, claims: Claims) -> Result<(Campaign, Hits), String> {
     let schema = r["schema"].as_str().unwrap_or("");
     if schema != "hlo-diff-campaign-report/1" {
         return Err(format!(
@@ -243,7 +255,53 @@ fn read_campaign(source: &str, r: &Value) -> Result<(Campaign, Hits), String> {
             c.not_reproduced += 1;
             continue;
         }
-        let (kind, key, title, status) = if b["known"].is_object() {
+        let claimed_now = match claims {
+            Claims::AsReported => None,
+            Claims::Registry(registry) => {
+                let sig: BucketSignature =
+                    serde_json::from_value(b["signature"].clone()).map_err(|e| {
+                        format!(
+                            "{source}: bucket {id} has no readable \"signature\" ({e}), which \
+                             claiming it by the registry needs"
+                        )
+                    })?;
+                Some(registry.lookup(&sig))
+            }
+        };
+        let (kind, key, title, status) = if let Some(claimed) = claimed_now {
+            match claimed {
+                Some(e) => {
+                    c.known_buckets += 1;
+                    (
+                        RowKind::Known,
+                        e.id.clone(),
+                        e.title.clone(),
+                        serde_json::to_value(e.status)
+                            .ok()
+                            .and_then(|v| v.as_str().map(str::to_string))
+                            .unwrap_or_default(),
+                    )
+                }
+                None if b["seen_before"].as_bool().unwrap_or(false) => {
+                    c.seen_before_buckets += 1;
+                    (
+                        RowKind::SeenBefore,
+                        id.to_string(),
+                        b["title"].as_str().unwrap_or("").to_string(),
+                        String::new(),
+                    )
+                }
+                None => {
+                    c.new_buckets += 1;
+                    (
+                        RowKind::New,
+                        id.to_string(),
+                        b["title"].as_str().unwrap_or("").to_string(),
+                        String::new(),
+                    )
+                }
+            }
+        } else if b["known"].is_object() {
             c.known_buckets += 1;
             let k = &b["known"];
             (
@@ -353,17 +411,19 @@ fn public_classes_reached(classes: &PublicClasses, per: &[Hits]) -> PublicClasse
 
 impl TimeToBug {
     /// The measurement over `reports` (each `(source, report.json value)`), with `registry`
-    /// naming the entries no campaign hit and `classes` (when given) the public bug classes to
-    /// report on. An error names the report that is not one.
+    /// naming the entries no campaign hit, `claims` saying which registry claims the buckets,
+    /// and `classes` (when given) the public bug classes to report on. An error names the
+    /// report that is not one.
     pub fn new(
         reports: &[(String, Value)],
         registry: &Registry,
+        claims: Claims,
         classes: Option<&PublicClasses>,
     ) -> Result<TimeToBug, String> {
         let mut campaigns = Vec::new();
         let mut per: Vec<Hits> = Vec::new();
         for (source, r) in reports {
-            let (c, h) = read_campaign(source, r)?;
+            let (c, h) = read_campaign(source, r, claims)?;
             campaigns.push(c);
             per.push(h);
         }
@@ -720,7 +780,13 @@ mod tests {
                 ),
             ),
         ];
-        let t = TimeToBug::new(&reports, &registry(&["clz", "popcnt", "pow"]), None).unwrap();
+        let t = TimeToBug::new(
+            &reports,
+            &registry(&["clz", "popcnt", "pow"]),
+            Claims::AsReported,
+            None,
+        )
+        .unwrap();
         assert_eq!(t.totals.modules, 600);
         assert_eq!(t.totals.fuzz_s, 200.0);
         assert_eq!(t.totals.modules_per_s, 3.0);
@@ -764,7 +830,13 @@ mod tests {
         r["campaign"]["resumed"] = json!(true);
         r["throughput"]["modules"] = json!(20);
         r["throughput"]["modules_per_s"] = json!(2.0);
-        let t = TimeToBug::new(&[("r".to_string(), r)], &Registry::default(), None).unwrap();
+        let t = TimeToBug::new(
+            &[("r".to_string(), r)],
+            &Registry::default(),
+            Claims::AsReported,
+            None,
+        )
+        .unwrap();
         assert_eq!(t.totals.modules, 1000);
         assert_eq!(t.campaigns[0].modules_this_run, 20);
         assert_eq!(t.totals.modules_per_s, 2.0);
@@ -782,6 +854,7 @@ mod tests {
         let t = TimeToBug::new(
             &[("r".to_string(), report(1, 10, 5.0, vec![b]))],
             &Registry::default(),
+            Claims::AsReported,
             None,
         )
         .unwrap();
@@ -859,7 +932,7 @@ reports = "r"
             ),
         ];
         let reg = registry(&["clz", "popcnt", "pow"]);
-        let t = TimeToBug::new(&reports, &reg, Some(&classes(&reg))).unwrap();
+        let t = TimeToBug::new(&reports, &reg, Claims::AsReported, Some(&classes(&reg))).unwrap();
         let p = t.public_classes.as_ref().unwrap();
         assert_eq!((p.classes, p.reached, p.without_entry), (3, 1, 1));
         let ids: Vec<&str> = p.rows.iter().map(|r| r.id.as_str()).collect();
@@ -911,12 +984,57 @@ reports = "r"
         );
     }
 
+    /// A bucket the campaign called NEW that the registry claims now (by its signature) is that
+    /// entry's row when claimed by the registry, and NEW as reported; a public class reached
+    /// only through it is reached only then.
+    #[test]
+    fn buckets_can_be_claimed_by_the_registry_now() {
+        let mut b = bucket("n1", None, Some(9.0), Some(4));
+        b["signature"] = json!({"kind": "mismatch", "backend": "xla-cpu", "ops": ["pow:int"],
+            "symptom": "value", "culprit": "below-hlo", "message": ""});
+        let mut other = bucket("n2", None, Some(3.0), Some(1));
+        other["signature"] = json!({"kind": "mismatch", "backend": "xla-cpu", "ops": ["add:int"],
+            "symptom": "value", "culprit": "below-hlo", "message": ""});
+        let reports = vec![("a".to_string(), report(1, 10, 5.0, vec![b, other]))];
+        let reg = registry(&["clz", "popcnt", "pow"]);
+        let cls = classes(&reg);
+        let as_reported = TimeToBug::new(&reports, &reg, Claims::AsReported, Some(&cls)).unwrap();
+        assert_eq!(as_reported.totals.registry_entries_hit, 0);
+        assert_eq!(as_reported.public_classes.as_ref().unwrap().reached, 0);
+        let now = TimeToBug::new(&reports, &reg, Claims::Registry(&reg), Some(&cls)).unwrap();
+        assert_eq!(now.totals.registry_entries_hit, 1);
+        assert_eq!(now.totals.new_buckets, 1);
+        assert_eq!(now.campaigns[0].known_buckets, 1);
+        let pow = now.rows.iter().find(|r| r.id == "pow").unwrap();
+        assert_eq!((pow.kind, pow.status.as_str()), (RowKind::Known, "open"));
+        assert_eq!(pow.first_hit_s, vec![Some(9.0)]);
+        let p = now.public_classes.as_ref().unwrap();
+        assert_eq!(p.reached, 1);
+        assert_eq!(p.rows[0].id, "never-hit");
+        // A report without signatures cannot be claimed by the registry: an error naming it.
+        let e = TimeToBug::new(
+            &[(
+                "r.json".to_string(),
+                report(1, 10, 5.0, vec![bucket("x", None, None, None)]),
+            )],
+            &reg,
+            Claims::Registry(&reg),
+            None,
+        )
+        .unwrap_err();
+        assert!(
+            e.starts_with("r.json: bucket x has no readable \"signature\""),
+            "{e}"
+        );
+    }
+
     /// Without a classes file there is no section, in the markdown or the JSON.
     #[test]
     fn without_a_classes_file_there_is_no_public_section() {
         let t = TimeToBug::new(
             &[("r".to_string(), report(1, 10, 5.0, vec![]))],
             &Registry::default(),
+            Claims::AsReported,
             None,
         )
         .unwrap();
@@ -933,6 +1051,7 @@ reports = "r"
         let e = TimeToBug::new(
             &[("runs/x/report.json".to_string(), json!({"schema": "other"}))],
             &Registry::default(),
+            Claims::AsReported,
             None,
         )
         .unwrap_err();
