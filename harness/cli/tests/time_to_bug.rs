@@ -103,3 +103,73 @@ fn time_to_bug_reads_a_campaigns_first_hits() {
     assert!(err.contains(&missing.display().to_string()), "{err}");
     assert!(!Path::new(&missing).exists());
 }
+
+/// The public bug classes section, on a written report (no XLA needed): the repository's
+/// classes by default, a class reached through its registry entry, `--no-classes` without the
+/// section, and a classes file naming a registry id that does not exist exit 2 with its
+/// file:line:col.
+#[test]
+fn time_to_bug_reports_the_public_bug_classes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let report = serde_json::json!({
+        "schema": "hlo-diff-campaign-report/1",
+        "campaign": {"seed": 1, "jobs": 2, "resumed": false},
+        "throughput": {"elapsed_s": 10.0, "modules": 5, "modules_per_s": 0.5, "cases_per_s": 1.0},
+        "totals": {"modules": 5},
+        "buckets": [{
+            "id": "b1",
+            "title": "t",
+            "new": false,
+            "known": {"id": "xla-ynn-reduce-window-base-dilation", "title": "t", "status": "open"},
+            "not_reproduced": false,
+            "first_hit_s": 7.0,
+            "first_hit_module": 3,
+        }],
+        "unbucketed": [],
+    });
+    let file = tmp.path().join("report.json");
+    std::fs::write(&file, report.to_string()).unwrap();
+    let file_s = file.to_str().unwrap();
+
+    let (code, md, err) = hlo_diff(&["time-to-bug", file_s]);
+    assert_eq!(code, 0, "{err}");
+    assert!(md.contains("### Public bug classes: 1 of "), "{md}");
+    let line = md
+        .lines()
+        .find(|l| l.starts_with("| ynn-reduce-window-base-dilation |"))
+        .unwrap_or_else(|| panic!("{md}"));
+    assert!(
+        line.contains("| **xla-ynn-reduce-window-base-dilation** | 1/1 | 7 | 3 |"),
+        "{line}"
+    );
+    let (code, json, _) = hlo_diff(&["time-to-bug", "--json", file_s]);
+    assert_eq!(code, 0);
+    let t: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(t["public_classes"]["reached"], 1);
+
+    let (code, md, _) = hlo_diff(&["time-to-bug", "--no-classes", file_s]);
+    assert_eq!(code, 0);
+    assert!(!md.contains("Public bug classes"), "{md}");
+
+    let classes = tmp.path().join("classes.toml");
+    std::fs::write(
+        &classes,
+        "[[class]]\nid = \"c\"\ntitle = \"t\"\nyear = 2026\nregistry = [\"xla-no-such-entry\"]\n\
+         [[class.issue]]\nurl = \"https://github.com/openxla/xla/issues/1\"\nreports = \"r\"\n",
+    )
+    .unwrap();
+    let (code, _, err) = hlo_diff(&[
+        "time-to-bug",
+        "--classes",
+        classes.to_str().unwrap(),
+        file_s,
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(&format!(
+            "{}:5:13: class `c` names registry entry `xla-no-such-entry`",
+            classes.display()
+        )),
+        "{err}"
+    );
+}
