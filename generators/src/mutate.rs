@@ -398,6 +398,47 @@ fn array(s: &Shape) -> Option<&ArrayShape> {
     }
 }
 
+/// Whether a module stays within a configuration's bounds, as generated ones do: no array over
+/// `max_elements` elements, no dot or convolution over `max_work` multiply-adds (so that the
+/// oracle runs it quickly). What the seed list keeps.
+pub fn within_bounds(m: &Module, cfg: &Config) -> bool {
+    if largest_array(m) > cfg.max_elements {
+        return false;
+    }
+    m.computations.iter().all(|c| {
+        c.instructions.iter().all(|i| {
+            let shape = |k: usize| {
+                i.operands
+                    .get(k)
+                    .and_then(|&o| c.instructions.get(o))
+                    .and_then(|x| array(&x.shape))
+            };
+            let out = array(&i.shape).and_then(|a| a.element_count());
+            let work = match i.opcode {
+                Opcode::Dot => shape(0).and_then(|l| {
+                    let k: u64 = i
+                        .ints("lhs_contracting_dims")
+                        .unwrap_or(&[])
+                        .iter()
+                        .map(|&d| l.dims.get(d as usize).copied().unwrap_or(1).max(0) as u64)
+                        .product();
+                    out?.checked_mul(k)
+                }),
+                Opcode::Convolution => shape(1).and_then(|k| {
+                    let of = i
+                        .conv_dims()
+                        .and_then(|l| k.dims.get(l.kernel_output_feature as usize).copied())
+                        .unwrap_or(1)
+                        .max(1) as u64;
+                    out?.checked_mul(k.element_count()? / of)
+                }),
+                _ => Some(0),
+            };
+            work.is_some_and(|w| w <= cfg.max_work)
+        })
+    })
+}
+
 fn largest_array(m: &Module) -> u64 {
     fn leaves(s: &Shape, best: &mut u64) {
         match s {

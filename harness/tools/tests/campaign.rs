@@ -51,6 +51,7 @@ fn program(op: &str) -> Program {
             f32s(&[f64::NAN, 3.0, 5.0, f64::NAN]),
         ],
         config: generators::Config::default(),
+        origin: None,
     }
 }
 
@@ -188,9 +189,9 @@ fn end_to_end_campaign_of_fifty_modules() {
                     serde_json::from_value(f.meta["generator_config"].clone()).unwrap();
                 assert_eq!(recorded, p.config);
                 assert_eq!(
-                    hlo::print::module_to_string(&generators::generate_from_seed(
-                        p.seed, &recorded
-                    )),
+                    hlo::print::module_to_string(
+                        &generators::generate_program(p.seed, &recorded).0
+                    ),
                     hlo::print::module_to_string(&p.module)
                 );
                 assert_eq!(inputs, want, "{}", d.display());
@@ -214,6 +215,7 @@ fn program_of(text: &str, inputs: Vec<Literal>) -> Program {
         module: hlo::parse::parse_module(text).unwrap(),
         inputs,
         config: generators::Config::default(),
+        origin: None,
     }
 }
 

@@ -7,7 +7,9 @@
 //! Usable: our parser reads it, with metadata and header attributes dropped
 //! (`generators::mutate::canonical_seed`) our printer's text parses back to the same module,
 //! our verifier accepts it (mixed precision included, which the oracle refuses), no constant is
-//! elided, and the oracle evaluates it on seeded inputs within a small budget. A text another
+//! elided, it stays within the default configuration's bounds (`mutate::within_bounds`: array
+//! elements, dot and convolution work), and the oracle evaluates it on seeded inputs within a
+//! small budget. A text another
 //! seed already has (the same module after canonicalization) is left out.
 //!
 //! `UPDATE_MUTATION_SEEDS=1` writes the file; otherwise the test fails when the file is not what
@@ -94,6 +96,7 @@ fn usable(text: &str) -> Option<String> {
         || hlo::verify::verify_module(&again).is_err()
         || hlo::verify::mixed_precision(&again).is_some()
         || has_elided_constant(&again)
+        || !generators::mutate::within_bounds(&again, &generators::Config::default())
     {
         return None;
     }
@@ -125,7 +128,12 @@ fn compute() -> Vec<(String, String)> {
                         .iter()
                         .enumerate()
                         .filter(|(i, _)| i % threads == t)
-                        .map(|(i, (_, text))| (i, usable(text)))
+                        .map(|(i, (id, text))| {
+                            if std::env::var_os("MUTATION_SEEDS_TRACE").is_some() {
+                                eprintln!("seed candidate {id}");
+                            }
+                            (i, usable(text))
+                        })
                         .collect::<Vec<_>>()
                 })
             })
@@ -176,10 +184,20 @@ fn mutation_seed_file_is_current() {
             .map(|s| format!("{} {}", s.id, s.hash))
             .collect::<Vec<_>>()
     };
-    assert_eq!(
-        ids(&embedded),
-        ids(&want),
-        "generators/seeds/mutation_seeds.hlo is stale: run this test with \
-         UPDATE_MUTATION_SEEDS=1 and rebuild"
+    let (have, want) = (ids(&embedded), ids(&want));
+    let first_difference = have
+        .iter()
+        .zip(&want)
+        .position(|(a, b)| a != b)
+        .unwrap_or(have.len().min(want.len()));
+    assert!(
+        have == want,
+        "generators/seeds/mutation_seeds.hlo is stale ({} seeds embedded, {} usable; first \
+         difference at {first_difference}: {:?} vs {:?}): run this test with \
+         UPDATE_MUTATION_SEEDS=1 and rebuild",
+        have.len(),
+        want.len(),
+        have.get(first_difference),
+        want.get(first_difference)
     );
 }

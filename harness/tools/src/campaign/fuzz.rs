@@ -89,6 +89,7 @@ pub fn fuzz_one(data: &[u8]) -> Option<Finding> {
             module,
             inputs,
             config: g.generator.clone(),
+            origin: None,
         }],
     );
     // A finding that could not be stored, or XLA gone: nothing after this can be trusted.
