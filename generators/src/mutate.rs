@@ -491,7 +491,7 @@ fn pad_padding(mu: &mut Mutator) -> Option<String> {
     let d = mu.below(input.rank());
     let n = input.dims[d];
     let mut p = mu.instr(s).padding()?.to_vec();
-    let old = p[d];
+    let old = *p.get(d)?;
     let lo = mu.int(-n - 1, n + 3);
     let hi = mu.int(-n - 1, n + 3);
     let interior = mu.int(0, 3);
@@ -532,7 +532,7 @@ fn slice_bounds(mu: &mut Mutator) -> Option<String> {
     let d = mu.below(input.rank());
     let n = input.dims[d];
     let mut sl = mu.instr(s).slice()?.to_vec();
-    let old = sl[d];
+    let old = *sl.get(d)?;
     let start = mu.int(0, n);
     let limit = mu.int(start, n);
     let stride = mu.int(1, 4);
