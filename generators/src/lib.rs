@@ -88,7 +88,9 @@ pub fn generate_swarm_from_seed(seed: u64) -> (Module, Config) {
 /// else a synthesized one ([`generate_from_seed`]). The same seed and configuration give the
 /// same module, byte for byte.
 pub fn generate_program(seed: u64, cfg: &Config) -> (Module, Option<MutationOrigin>) {
-    if cfg.mutation_percent > 0 && rng::SplitMix64(seed ^ 0x6d69_7865_645f_7061).percent(cfg.mutation_percent) {
+    if cfg.mutation_percent > 0
+        && rng::SplitMix64(seed ^ 0x6d69_7865_645f_7061).percent(cfg.mutation_percent)
+    {
         if let Some((m, origin)) = mutate::mutate_from_seed(seed, cfg) {
             return (m, Some(origin));
         }

@@ -68,7 +68,11 @@ pub fn read_seeds(text: &str) -> Vec<SeedModule> {
     for line in text.split_inclusive('\n') {
         if let Some(rest) = line.strip_prefix(SEED_MARKER) {
             if let Some((id, hash, body)) = cur.take() {
-                out.push(SeedModule { id, hash, text: body });
+                out.push(SeedModule {
+                    id,
+                    hash,
+                    text: body,
+                });
             }
             let mut it = rest.split_whitespace();
             let id = it.next().unwrap_or("").to_string();
@@ -79,7 +83,11 @@ pub fn read_seeds(text: &str) -> Vec<SeedModule> {
         }
     }
     if let Some((id, hash, body)) = cur.take() {
-        out.push(SeedModule { id, hash, text: body });
+        out.push(SeedModule {
+            id,
+            hash,
+            text: body,
+        });
     }
     out
 }
@@ -462,7 +470,11 @@ fn plain_static(a: &ArrayShape) -> bool {
 
 /// Output extent of one window dimension over an input extent (0 when the window does not fit).
 fn window_extent(input: i64, size: i64, stride: i64, lo: i64, hi: i64, base: i64, dil: i64) -> i64 {
-    let dilated = if input == 0 { 0 } else { (input - 1) * base + 1 };
+    let dilated = if input == 0 {
+        0
+    } else {
+        (input - 1) * base + 1
+    };
     let padded = dilated + lo + hi;
     let eff = (size - 1) * dil + 1;
     if padded < eff || stride < 1 {
@@ -630,8 +642,22 @@ fn window(mu: &mut Mutator) -> Option<String> {
     let what = format!(
         "{} window dim {d} {name}: {:?} -> {:?}",
         describe(&mu.module, s),
-        (old.size, old.stride, old.padding_low, old.padding_high, old.base_dilation, old.window_dilation),
-        (wd.size, wd.stride, wd.padding_low, wd.padding_high, wd.base_dilation, wd.window_dilation)
+        (
+            old.size,
+            old.stride,
+            old.padding_low,
+            old.padding_high,
+            old.base_dilation,
+            old.window_dilation
+        ),
+        (
+            wd.size,
+            wd.stride,
+            wd.padding_low,
+            wd.padding_high,
+            wd.base_dilation,
+            wd.window_dilation
+        )
     );
     let i = mu.instr_mut(s);
     i.set_attr("window", Attr::Window(w));
@@ -742,9 +768,7 @@ fn index_vector_dim(mu: &mut Mutator) -> Option<String> {
         // A size-1 index vector dim dropped: the vector becomes implicit.
         let mut dims = ind.dims.clone();
         dims.remove(ivd as usize);
-        let map = (0..r)
-            .map(|d| if d > ivd { d - 1 } else { d })
-            .collect();
+        let map = (0..r).map(|d| if d > ivd { d - 1 } else { d }).collect();
         (dims, map, r - 1, "implicit")
     } else {
         if r < 2 {
@@ -817,7 +841,8 @@ fn retarget_indices(
 }
 
 fn compare_direction(mu: &mut Mutator) -> Option<String> {
-    let sites = mu.sites(|_, _, i| i.opcode == Opcode::Compare);
+    let loops = loop_computations(&mu.module);
+    let sites = mu.sites(|_, ci, i| i.opcode == Opcode::Compare && !loops.contains(&ci));
     let s = mu.pick(&sites)?;
     let ty = mu.operand_shape(s, 0)?.ty;
     let directions: &[&str] = if ty.is_complex() {
@@ -884,7 +909,11 @@ fn dot_dimension_numbers(mu: &mut Mutator) -> Option<String> {
     let dims: Vec<i64> = order.iter().map(|&o| a.dims[o as usize]).collect();
     let operand = mu.instr(s).operands[k];
     let name = mu.fresh(pre);
-    let mut t = Instruction::new(name, Opcode::Transpose, Shape::Array(ArrayShape::new(a.ty, dims)));
+    let mut t = Instruction::new(
+        name,
+        Opcode::Transpose,
+        Shape::Array(ArrayShape::new(a.ty, dims)),
+    );
     t.operands = vec![operand];
     t.set_attr("dimensions", Attr::Ints(order.clone()));
     let tid = mu.insert_before(s.0, s.1, t);
@@ -1034,6 +1063,18 @@ fn resize_source(mu: &mut Mutator) -> Option<String> {
     Some(what)
 }
 
+/// The computations a `while` calls (bodies and conditions): a mutation there can make a loop
+/// run forever (a counter rewired to a constant, `LT` made `NE`), which only times out.
+fn loop_computations(m: &Module) -> HashSet<CompId> {
+    m.computations
+        .iter()
+        .flat_map(|c| c.instructions.iter())
+        .filter(|i| i.opcode == Opcode::While)
+        .flat_map(|i| [i.comp("body"), i.comp("condition")])
+        .flatten()
+        .collect()
+}
+
 /// Whether `target` is among the values `from` is computed from (itself included).
 fn depends_on(c: &Computation, from: InstrId, target: InstrId) -> bool {
     let mut seen = vec![false; c.instructions.len()];
@@ -1052,8 +1093,10 @@ fn depends_on(c: &Computation, from: InstrId, target: InstrId) -> bool {
 }
 
 fn rewire_operand(mu: &mut Mutator) -> Option<String> {
-    let sites = mu.sites(|_, _, i| {
-        !i.operands.is_empty()
+    let loops = loop_computations(&mu.module);
+    let sites = mu.sites(|_, ci, i| {
+        !loops.contains(&ci)
+            && !i.operands.is_empty()
             && !matches!(i.opcode, Opcode::Tuple | Opcode::GetTupleElement)
             && !i.has_side_effect()
     });
@@ -1094,7 +1137,9 @@ fn reducer_type(c: &Computation) -> Option<PrimitiveType> {
     }
     let t = array(&ps[0].1.shape).filter(|a| a.rank() == 0)?.ty;
     let t1 = array(&ps[1].1.shape).filter(|a| a.rank() == 0)?.ty;
-    let r = array(&c.instructions.get(c.root)?.shape).filter(|a| a.rank() == 0)?.ty;
+    let r = array(&c.instructions.get(c.root)?.shape)
+        .filter(|a| a.rank() == 0)?
+        .ty;
     (t == t1 && t == r).then_some(t)
 }
 
@@ -1108,7 +1153,13 @@ fn reducer_op(c: &Computation) -> Option<Opcode> {
     ps.sort_unstable();
     (matches!(
         root.opcode,
-        Opcode::Add | Opcode::Multiply | Opcode::Maximum | Opcode::Minimum | Opcode::And | Opcode::Or | Opcode::Xor
+        Opcode::Add
+            | Opcode::Multiply
+            | Opcode::Maximum
+            | Opcode::Minimum
+            | Opcode::And
+            | Opcode::Or
+            | Opcode::Xor
     ) && ops == ps)
         .then_some(root.opcode)
 }
@@ -1246,7 +1297,10 @@ fn splice_reducer(mu: &mut Mutator) -> Option<String> {
     .filter(|&op| identity(op, ty).is_some() && ty.class() != TypeClass::Complex)
     .filter(|&op| {
         !matches!(op, Opcode::And | Opcode::Or | Opcode::Xor)
-            || matches!(ty.class(), TypeClass::Pred | TypeClass::Signed | TypeClass::Unsigned)
+            || matches!(
+                ty.class(),
+                TypeClass::Pred | TypeClass::Signed | TypeClass::Unsigned
+            )
     })
     .collect();
     let total = own.len() + donor.len() + fresh_ops.len();
@@ -1261,7 +1315,10 @@ fn splice_reducer(mu: &mut Mutator) -> Option<String> {
         let c = donor[k - own.len()].clone();
         (add_computation(mu, &c), "donor")
     } else {
-        (fresh_reducer(mu, fresh_ops[k - own.len() - donor.len()], ty), "fresh")
+        (
+            fresh_reducer(mu, fresh_ops[k - own.len() - donor.len()], ty),
+            "fresh",
+        )
     };
     // Adding a computation at 0 moved every computation id up by one.
     let shift = usize::from(from != "own");

@@ -51,7 +51,10 @@ fn mutated_modules_are_valid_and_every_kind_applies() {
     for seed in 0..n {
         let (m, o) = mutate_from_seed(seed, &cfg).unwrap();
         if let Err(e) = hlo::verify::verify_module(&m) {
-            panic!("seed {seed} ({o}): {e}\n{}", hlo::print::module_to_string(&m));
+            panic!(
+                "seed {seed} ({o}): {e}\n{}",
+                hlo::print::module_to_string(&m)
+            );
         }
         let text = hlo::print::module_to_string(&m);
         let again = hlo::parse::parse_module(&text)
@@ -63,7 +66,14 @@ fn mutated_modules_are_valid_and_every_kind_applies() {
         for what in &o.mutations {
             let kind = what.split(':').next().unwrap();
             *applied
-                .entry(KINDS.iter().find(|(k, _)| k.name() == kind).unwrap().0.name())
+                .entry(
+                    KINDS
+                        .iter()
+                        .find(|(k, _)| k.name() == kind)
+                        .unwrap()
+                        .0
+                        .name(),
+                )
                 .or_default() += 1;
         }
     }

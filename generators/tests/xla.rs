@@ -116,7 +116,10 @@ fn xla_cpu_compiles_most_mutated_modules() {
     let accepted = summary["accepted"].as_u64().unwrap();
     eprintln!("XLA CPU accepted {accepted} of {n} mutated modules\n{stdout}");
     assert_eq!(summary["total"].as_u64(), Some(n));
-    assert!(accepted * 100 >= n * MIN_MUTATED_ACCEPTED_PERCENT, "{accepted} of {n}\n{stdout}");
+    assert!(
+        accepted * 100 >= n * MIN_MUTATED_ACCEPTED_PERCENT,
+        "{accepted} of {n}\n{stdout}"
+    );
 }
 
 /// The share of mutated modules XLA CPU must compile, in percent.

@@ -57,10 +57,7 @@ fn candidates() -> Vec<(String, String)> {
     for p in sorted_files(&corpora.join("jax/dump"), ".before_optimizations.txt") {
         let name = p.file_name().unwrap().to_string_lossy().to_string();
         let stem = name.trim_end_matches(".before_optimizations.txt");
-        out.push((
-            format!("jax/{stem}"),
-            std::fs::read_to_string(&p).unwrap(),
-        ));
+        out.push((format!("jax/{stem}"), std::fs::read_to_string(&p).unwrap()));
     }
     for p in sorted_files(&corpora.join("regressions"), ".hlo") {
         let name = p.file_name().unwrap().to_string_lossy().to_string();
