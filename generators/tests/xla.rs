@@ -122,5 +122,6 @@ fn xla_cpu_compiles_most_mutated_modules() {
     );
 }
 
-/// The share of mutated modules XLA CPU must compile, in percent.
-const MIN_MUTATED_ACCEPTED_PERCENT: u64 = 70;
+/// The share of mutated modules XLA CPU must compile, in percent (measured: 115 of 120, 95.8%;
+/// the five refused are seeds of XLA tests holding fusions, refused after HLO->MLIR).
+const MIN_MUTATED_ACCEPTED_PERCENT: u64 = 85;
