@@ -1105,9 +1105,7 @@ fn rewire_operand(mu: &mut Mutator) -> Option<String> {
     let c = &mu.module.computations[s.0];
     let old = mu.instr(s).operands[k];
     let want = &c.instructions.get(old)?.shape;
-    if array(want).is_none() {
-        return None;
-    }
+    array(want)?;
     let candidates: Vec<InstrId> = (0..c.instructions.len())
         .filter(|&j| {
             j != old
