@@ -166,6 +166,9 @@ pub enum MutationKind {
     /// A `gather`/`scatter`'s `index_vector_dim` moved (the indices transposed to match), made
     /// implicit (a size-1 index vector dim dropped) or explicit (a size-1 dim added).
     IndexVectorDim,
+    /// A `gather`/`scatter`'s index vector shortened by its last component (the indices sliced,
+    /// the start index map shortened; the operand starts at 0 there), down to an empty vector.
+    IndexVectorShrink,
     /// A `compare`'s direction and comparison `type=` (TOTALORDER for floats).
     CompareDirection,
     /// A `dot` operand transposed and its dimension numbers renumbered to match.
@@ -193,6 +196,7 @@ impl MutationKind {
             MutationKind::Window => "window",
             MutationKind::DynamicSliceStart => "dynamic-slice-start",
             MutationKind::IndexVectorDim => "index-vector-dim",
+            MutationKind::IndexVectorShrink => "index-vector-shrink",
             MutationKind::CompareDirection => "compare-direction",
             MutationKind::DotDimensionNumbers => "dot-dimension-numbers",
             MutationKind::ConvertRoundTrip => "convert-round-trip",
@@ -207,12 +211,13 @@ impl MutationKind {
 type MutationFn = fn(&mut Mutator) -> Option<String>;
 
 /// Every mutation kind with its function.
-pub const KINDS: [(MutationKind, MutationFn); 12] = [
+pub const KINDS: [(MutationKind, MutationFn); 13] = [
     (MutationKind::PadPadding, pad_padding),
     (MutationKind::SliceBounds, slice_bounds),
     (MutationKind::Window, window),
     (MutationKind::DynamicSliceStart, dynamic_slice_start),
     (MutationKind::IndexVectorDim, index_vector_dim),
+    (MutationKind::IndexVectorShrink, index_vector_shrink),
     (MutationKind::CompareDirection, compare_direction),
     (MutationKind::DotDimensionNumbers, dot_dimension_numbers),
     (MutationKind::ConvertRoundTrip, convert_round_trip),
@@ -838,6 +843,64 @@ fn retarget_indices(
             .collect();
         i.set_attr(batching, Attr::Ints(nb));
     }
+}
+
+fn index_vector_shrink(mu: &mut Mutator) -> Option<String> {
+    let sites = mu.sites(|_, _, i| {
+        (i.opcode == Opcode::Gather || (i.opcode == Opcode::Scatter && i.operands.len() == 3))
+            && i.int("index_vector_dim").is_some()
+    });
+    let s = mu.pick(&sites)?;
+    let map_name = if mu.instr(s).opcode == Opcode::Gather {
+        "start_index_map"
+    } else {
+        "scatter_dims_to_operand_dims"
+    };
+    let ind = mu.operand_shape(s, 1)?.clone();
+    let ivd = mu.instr(s).int("index_vector_dim")?;
+    let mut map = mu.instr(s).ints(map_name)?.to_vec();
+    // Only an explicit index vector dim can be shortened (an implicit one has one component).
+    if ivd < 0 || ivd as usize >= ind.rank() || map.is_empty() || !ind.is_static() {
+        return None;
+    }
+    let k = ind.dims[ivd as usize];
+    if k != map.len() as i64 {
+        return None;
+    }
+    let dropped = map.pop()?;
+    let mut dims = ind.dims.clone();
+    dims[ivd as usize] = k - 1;
+    let name = mu.fresh("indices");
+    let mut sl = Instruction::new(
+        name,
+        Opcode::Slice,
+        Shape::Array(ArrayShape::new(ind.ty, dims)),
+    );
+    sl.operands = vec![mu.instr(s).operands[1]];
+    sl.set_attr(
+        "slice",
+        Attr::Slice(
+            ind.dims
+                .iter()
+                .enumerate()
+                .map(|(d, &n)| hlo::SliceDim {
+                    start: 0,
+                    limit: if d == ivd as usize { k - 1 } else { n },
+                    stride: 1,
+                })
+                .collect(),
+        ),
+    );
+    let id = mu.insert_before(s.0, s.1, sl);
+    let at = (s.0, s.1 + 1);
+    let i = mu.instr_mut(at);
+    i.operands[1] = id;
+    i.set_attr(map_name, Attr::Ints(map.clone()));
+    Some(format!(
+        "{} index vector {k} -> {} components (operand dim {dropped} starts at 0)",
+        describe(&mu.module, at),
+        k - 1
+    ))
 }
 
 fn compare_direction(mu: &mut Mutator) -> Option<String> {
