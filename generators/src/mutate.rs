@@ -1331,7 +1331,9 @@ fn splice_reducer(mu: &mut Mutator) -> Option<String> {
             && calls_nothing(c)
             && (!needs_identity || reducer_op(c).and_then(|op| identity(op, ty)).is_some())
     };
-    let own: Vec<CompId> = (0..mu.module.computations.len())
+    // The module's own reducers defined before the caller (XLA's parser reads a computation
+    // only after those it calls).
+    let own: Vec<CompId> = (0..s.0)
         .filter(|&c| c != old && c != mu.module.entry && fits(&mu.module.computations[c]))
         .collect();
     let donor: Vec<Computation> = mu

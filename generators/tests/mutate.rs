@@ -60,6 +60,18 @@ fn mutated_modules_are_valid_and_every_kind_applies() {
         let again = hlo::parse::parse_module(&text)
             .unwrap_or_else(|e| panic!("seed {seed} ({o}): {e}\n{text}"));
         assert_eq!(hlo::print::module_to_string(&again), text, "seed {seed}");
+        // Callees come before their callers, as XLA's parser needs them.
+        for (ci, c) in m.computations.iter().enumerate() {
+            for i in &c.instructions {
+                for callee in i.called_computations() {
+                    assert!(
+                        callee < ci,
+                        "seed {seed} ({o}): {} calls a later computation",
+                        c.name
+                    );
+                }
+            }
+        }
         if o.mutations.is_empty() {
             unmutated += 1;
         }
