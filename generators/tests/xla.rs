@@ -122,6 +122,7 @@ fn xla_cpu_compiles_most_mutated_modules() {
     );
 }
 
-/// The share of mutated modules XLA CPU must compile, in percent (measured: 115 of 120, 95.8%;
-/// the five refused are seeds of XLA tests holding fusions, refused after HLO->MLIR).
+/// The share of mutated modules XLA CPU must compile, in percent (measured: 117 of 120, 97.5%,
+/// once seeds with fusions were left out; refused: an sdy sharding abort, the `PadToStatic`
+/// custom call, a layout of the wrong rank in compile).
 const MIN_MUTATED_ACCEPTED_PERCENT: u64 = 85;
