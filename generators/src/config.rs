@@ -213,6 +213,12 @@ pub struct Config {
     /// (`std::length_error` while compiling). See README.md and
     /// `corpora/regressions/xla_bug_*.hlo`.
     pub avoid_known_xla_bugs: bool,
+    /// Percent of programs made by mutating a real module (`mutate.rs`: XLA's test modules, jax
+    /// programs, regression modules) instead of synthesizing one; decided per program seed by
+    /// [`crate::generate_program`]. A stored configuration without it reads as 0 (synthesis),
+    /// so a finding recorded before it existed regenerates as it was made.
+    #[serde(default)]
+    pub mutation_percent: u32,
 }
 
 impl Default for Config {
@@ -247,6 +253,7 @@ impl Default for Config {
             out_of_range_index_percent: 10,
             special_constant_percent: 5,
             avoid_known_xla_bugs: true,
+            mutation_percent: 15,
         }
     }
 }
@@ -362,6 +369,12 @@ impl Config {
                 int(u, 0, 2 * self.special_constant_percent.min(50))
             },
             avoid_known_xla_bugs: self.avoid_known_xla_bugs,
+            // Drawn last, so that the other fields of a seed's draw stay as they were.
+            mutation_percent: if self.mutation_percent == 0 {
+                0
+            } else {
+                int(u, 0, (2 * self.mutation_percent).min(100))
+            },
         }
     }
 }
@@ -417,6 +430,7 @@ impl<'a> Arbitrary<'a> for Config {
             // they were before this knob existed.
             large_op_percent: u.int_in_range(0..=25)?,
             realistic_percent: 0,
+            mutation_percent: u.int_in_range(0..=30).unwrap_or(0),
         })
     }
 }

@@ -15,6 +15,7 @@
 pub mod config;
 mod gen;
 pub mod inputs;
+pub mod mutate;
 mod ops;
 pub mod pack;
 mod realistic;
@@ -24,6 +25,7 @@ pub mod strategy;
 
 pub use config::{Config, OpFamily, CPU_NO_DOT_TYPES, CPU_TYPES, DEFAULT_TYPES};
 pub use inputs::{generate_inputs, generate_inputs_from_seed, try_generate_inputs_from_seed};
+pub use mutate::MutationOrigin;
 pub use pack::pack;
 
 use arbitrary::Unstructured;
@@ -79,4 +81,19 @@ pub fn program_config(base: &Config, seed: u64) -> Config {
 pub fn generate_swarm_from_seed(seed: u64) -> (Module, Config) {
     let cfg = swarm_config(seed);
     (generate_from_seed(seed, &cfg), cfg)
+}
+
+/// A campaign program for a seed: with [`Config::mutation_percent`] percent chance (drawn from
+/// the seed) a real module mutated ([`mutate::mutate_from_seed`], with what it was made from),
+/// else a synthesized one ([`generate_from_seed`]). The same seed and configuration give the
+/// same module, byte for byte.
+pub fn generate_program(seed: u64, cfg: &Config) -> (Module, Option<MutationOrigin>) {
+    if cfg.mutation_percent > 0
+        && rng::SplitMix64(seed ^ 0x6d69_7865_645f_7061).percent(cfg.mutation_percent)
+    {
+        if let Some((m, origin)) = mutate::mutate_from_seed(seed, cfg) {
+            return (m, Some(origin));
+        }
+    }
+    (generate_from_seed(seed, cfg), None)
 }

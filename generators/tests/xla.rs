@@ -76,3 +76,53 @@ fn xla_cpu_accepts_generated_modules() {
     );
     assert!(stdout.contains("accepted 181/181"), "{stdout}");
 }
+
+/// Mutated real modules (`generators::mutate`) go through XLA's parser, verifier, HLO->MLIR
+/// conversion and CPU compile: most must be accepted. Some are not, and need not be: a seed
+/// from XLA's tests may be a module only XLA's parser accepts, and a mutation may reach a
+/// corner XLA refuses (a campaign keeps such a refusal as a finding). The share is printed.
+#[test]
+fn xla_cpu_compiles_most_mutated_modules() {
+    if !test_support::need_xla() {
+        return;
+    }
+    let py = test_support::python();
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = generators::Config::default();
+    let n = 120u64;
+    for seed in 0..n {
+        let (m, _) = generators::mutate::mutate_from_seed(700_000 + seed, &cfg).unwrap();
+        std::fs::write(
+            dir.path().join(format!("mutated_{seed}.hlo")),
+            hlo::print::module_to_string(&m),
+        )
+        .unwrap();
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/xla_accept.py");
+    let out = Command::new(&py)
+        .arg(&script)
+        .arg("--dir")
+        .arg(dir.path())
+        .args(["--jobs", "2", "--json", "--python"])
+        .arg(&py)
+        .output()
+        .expect("run xla_accept.py");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let summary: serde_json::Value = stdout
+        .lines()
+        .rev()
+        .find_map(|l| serde_json::from_str(l).ok())
+        .unwrap_or_else(|| panic!("no summary line:\n{stdout}"));
+    let accepted = summary["accepted"].as_u64().unwrap();
+    eprintln!("XLA CPU accepted {accepted} of {n} mutated modules\n{stdout}");
+    assert_eq!(summary["total"].as_u64(), Some(n));
+    assert!(
+        accepted * 100 >= n * MIN_MUTATED_ACCEPTED_PERCENT,
+        "{accepted} of {n}\n{stdout}"
+    );
+}
+
+/// The share of mutated modules XLA CPU must compile, in percent (measured: 117 of 120, 97.5%,
+/// once seeds with fusions were left out; refused: an sdy sharding abort, the `PadToStatic`
+/// custom call, a layout of the wrong rank in compile).
+const MIN_MUTATED_ACCEPTED_PERCENT: u64 = 85;

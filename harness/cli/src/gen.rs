@@ -108,7 +108,7 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
             Some((_, cfg)) => cfg.clone(),
             None => args.gen.config_for(&base, seed),
         };
-        let module = generators::generate_from_seed(seed, &cfg);
+        let (module, _) = generators::generate_program(seed, &cfg);
         let path = args.out.join(format!("gen_{seed}.hlo"));
         std::fs::write(&path, hlo::print::module_to_string(&module))
             .map_err(|e| Failure::bad_input(format!("{}: {e}", path.display())))?;

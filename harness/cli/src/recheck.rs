@@ -178,6 +178,7 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
                     module: module.clone(),
                     inputs: inputs.clone(),
                     config: generators::Config::default(),
+                    origin: None,
                 };
                 let report = tester.test_programs(0, std::slice::from_ref(&p));
                 if let Some(tools::campaign::Fault::Unavailable(why)) = tester.take_fault() {

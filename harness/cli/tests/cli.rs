@@ -172,7 +172,7 @@ fn gen_regenerates_a_findings_program_from_its_recorded_configuration() {
     assert_eq!(x, std::fs::read_to_string(b.path().join(&name)).unwrap());
     assert_eq!(
         x,
-        hlo::print::module_to_string(&generators::generate_from_seed(seed, &cfg))
+        hlo::print::module_to_string(&generators::generate_program(seed, &cfg).0)
     );
 
     let old = serde_json::json!({"meta": {"program_seed": seed}});

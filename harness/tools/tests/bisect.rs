@@ -484,6 +484,7 @@ fn bisect_and_campaigns_agree_on_a_difference_an_allowed_choice_explains() {
             module,
             inputs: inputs.clone(),
             config: generators::Config::default(),
+            origin: None,
         }],
     );
     // The campaign's packed run asks only whether it is a finding: the proof leaves it inside

@@ -51,6 +51,7 @@ fn program(op: &str) -> Program {
             f32s(&[f64::NAN, 3.0, 5.0, f64::NAN]),
         ],
         config: generators::Config::default(),
+        origin: None,
     }
 }
 
@@ -161,6 +162,13 @@ fn end_to_end_campaign_of_fifty_modules() {
             iterations: Some(50),
         },
         progress: false,
+        // Synthesized programs only: a mutated real module that XLA refuses (a finding of its
+        // own) runs on one input set, which the counts below do not allow for. Mutated programs
+        // run end to end in `a_campaign_of_mutated_programs_runs_end_to_end`.
+        generator: generators::Config {
+            mutation_percent: 0,
+            ..generators::Config::default()
+        },
         ..CampaignConfig::default()
     };
     let s = run_campaign(&cfg, None).expect("XLA must be available (or set HLO_DIFF_SKIP_XLA=1)");
@@ -222,10 +230,15 @@ fn end_to_end_campaign_of_fifty_modules() {
                     serde_json::from_value(f.meta["generator_config"].clone()).unwrap();
                 assert_eq!(recorded, p.config);
                 assert_eq!(
-                    hlo::print::module_to_string(&generators::generate_from_seed(
-                        p.seed, &recorded
-                    )),
+                    hlo::print::module_to_string(
+                        &generators::generate_program(p.seed, &recorded).0
+                    ),
                     hlo::print::module_to_string(&p.module)
+                );
+                // A mutated program says what it was mutated from; a synthesized one does not.
+                assert_eq!(
+                    f.meta["mutated_from"].as_str().map(str::to_string),
+                    p.origin.as_ref().map(|o| o.to_string())
                 );
                 assert_eq!(inputs, want, "{}", d.display());
             }
@@ -242,12 +255,59 @@ fn end_to_end_campaign_of_fifty_modules() {
     assert_eq!(a, b);
 }
 
+/// Every program mutated from a real module: the campaign runs them all (XLA's refusals and
+/// crashes become findings, never a harness failure), and every finding says what its program
+/// was mutated from, as `generate_program` makes it again.
+#[test]
+fn a_campaign_of_mutated_programs_runs_end_to_end() {
+    if skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = CampaignConfig {
+        seed: 77,
+        jobs: 2,
+        pack: 2,
+        out: dir.path().to_path_buf(),
+        stop: Stop {
+            time: None,
+            iterations: Some(12),
+        },
+        progress: false,
+        generator: generators::Config {
+            mutation_percent: 100,
+            ..generators::Config::default()
+        },
+        swarm: false,
+        ..CampaignConfig::default()
+    };
+    let s = run_campaign(&cfg, None).expect("XLA must be available (or set HLO_DIFF_SKIP_XLA=1)");
+    assert_eq!(s.stats.modules, 12);
+    assert_eq!(s.stats.programs, 24);
+    for g in 0..12 {
+        for p in tools::campaign::programs_for(77, g, 2, &cfg.generator, false) {
+            assert!(p.origin.is_some(), "module {g}: not mutated");
+        }
+    }
+    let store = Store::open(dir.path()).unwrap();
+    for (d, f) in store.findings().unwrap() {
+        let from = f.meta["mutated_from"].as_str();
+        assert!(
+            from.is_some_and(|m| m.starts_with("mutated from ")),
+            "{}: {from:?}",
+            d.display()
+        );
+        assert!(f.meta["mutation"]["seed_module"].is_string());
+    }
+}
+
 fn program_of(text: &str, inputs: Vec<Literal>) -> Program {
     Program {
         seed: 0,
         module: hlo::parse::parse_module(text).unwrap(),
         inputs,
         config: generators::Config::default(),
+        origin: None,
     }
 }
 

@@ -67,12 +67,27 @@ pub struct Finding {
     pub dir: Option<PathBuf>,
 }
 
-/// One fuzz input: bytes -> module and inputs -> interp vs xla-cpu -> verdict. A finding is
+/// One fuzz input: bytes -> module (synthesized, or a real module mutated: see
+/// `generators::mutate`) and inputs -> interp vs xla-cpu -> verdict. A finding is
 /// written to the store (`HLO_DIFF_FUZZ_OUT`, default `fuzz/findings`) and returned.
 pub fn fuzz_one(data: &[u8]) -> Option<Finding> {
     let g = fuzz_globals();
-    let mut u = arbitrary::Unstructured::new(data);
-    let module = generators::generate(&mut u, &g.generator).ok()?;
+    // The first byte picks mutation of a real module at the configuration's
+    // `mutation_percent` (it is read, not consumed, so a synthesized program is what these
+    // bytes always made).
+    let pct = g.generator.mutation_percent;
+    let mutate = data.first().is_some_and(|&b| (b as u32 * 100) >> 8 < pct);
+    let (module, origin, mut u) = match mutate {
+        true => {
+            let mut u = arbitrary::Unstructured::new(&data[1..]);
+            let (m, o) = generators::mutate::mutate(&mut u, &g.generator)?;
+            (m, Some(o), u)
+        }
+        false => {
+            let mut u = arbitrary::Unstructured::new(data);
+            (generators::generate(&mut u, &g.generator).ok()?, None, u)
+        }
+    };
     let inputs = generators::generate_inputs(&module, &mut u, &g.generator);
     let seed = data.iter().fold(0xcbf29ce484222325u64, |h, b| {
         (h ^ *b as u64).wrapping_mul(0x100000001b3)
@@ -89,6 +104,7 @@ pub fn fuzz_one(data: &[u8]) -> Option<Finding> {
             module,
             inputs,
             config: g.generator.clone(),
+            origin,
         }],
     );
     // A finding that could not be stored, or XLA gone: nothing after this can be trusted.

@@ -10,9 +10,12 @@ pub struct Program {
     pub inputs: Vec<Literal>,
     /// The configuration the program was generated with (its own, under swarm); its later
     /// input sets are drawn with it, and every finding of it records it
-    /// (`meta.generator_config`), so `generators::generate_from_seed(seed, &config)` gives the
+    /// (`meta.generator_config`), so `generators::generate_program(seed, &config)` gives the
     /// program back.
     pub config: generators::Config,
+    /// For a program made by mutating a real module (`generators::generate_program`): the
+    /// seed module and the mutations, recorded with its findings (`meta.mutated_from`).
+    pub origin: Option<generators::MutationOrigin>,
 }
 
 /// The configuration program seed `pseed` is generated with: `base` itself, or under `swarm`
@@ -38,13 +41,14 @@ pub fn programs_for(
         .map(|j| {
             let pseed = mix(mseed, j as u64);
             let config = program_config(cfg, pseed, swarm);
-            let module = generators::generate_from_seed(pseed, &config);
+            let (module, origin) = generators::generate_program(pseed, &config);
             let inputs = generators::generate_inputs_from_seed(&module, pseed, &config);
             Program {
                 seed: pseed,
                 module,
                 inputs,
                 config,
+                origin,
             }
         })
         .collect()

@@ -224,6 +224,7 @@ impl<'a> Tester<'a> {
                         module: p.module.clone(),
                         inputs: inputs_for(p, set),
                         config: p.config.clone(),
+                        origin: p.origin.clone(),
                     })
                     .collect();
                 let (r, t, _) = self.test_input_set(g, set, &again, &mut settled);
@@ -252,6 +253,7 @@ impl<'a> Tester<'a> {
                 module: programs[j].module.clone(),
                 inputs: programs[j].inputs.clone(),
                 config: programs[j].config.clone(),
+                origin: programs[j].origin.clone(),
             })
             .collect();
         let (mut reports, timings) = if valid.is_empty() {
@@ -653,7 +655,8 @@ impl<'a> Tester<'a> {
                 &all,
                 occurrence,
                 json!({"module_index": g, "program": j, "program_seed": p.seed, "input_set": set,
-                       "generator_config": p.config}),
+                       "generator_config": p.config,
+                       "mutated_from": p.origin.as_ref().map(|o| o.to_string()), "mutation": p.origin}),
             );
             return (verdict, rec);
         }
@@ -678,7 +681,8 @@ impl<'a> Tester<'a> {
             outcomes,
             occurrence,
             json!({"module_index": g, "program": j, "program_seed": p.seed, "input_set": set,
-                   "generator_config": p.config, "only_when_packed": true, "alone": verdict.kind.name()}),
+                   "generator_config": p.config, "only_when_packed": true, "alone": verdict.kind.name(),
+                   "mutated_from": p.origin.as_ref().map(|o| o.to_string()), "mutation": p.origin}),
         );
         (packed_verdict, rec)
     }
