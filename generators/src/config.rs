@@ -213,6 +213,34 @@ pub struct Config {
     /// (`std::length_error` while compiling). See README.md and
     /// `corpora/regressions/xla_bug_*.hlo`.
     pub avoid_known_xla_bugs: bool,
+
+    // ----- Structural HLO (issue #27 item 2). Each knob is a percent chance; 0 reads no byte,
+    // so `Config::default()` modules stay as they were; swarm configurations
+    // (`swarm_within`, `Arbitrary`) draw them, so default (swarm) campaigns exercise them. -----
+    /// Percent chance per module of an `input_output_alias` on the module header: an entry
+    /// parameter aliased (`may-alias` or `must-alias`) to an output of the same shape, half the
+    /// time through the in-place pattern (a `dynamic-update-slice` whose operand is the aliased
+    /// parameter and whose result is the aliased output).
+    pub alias_percent: u32,
+    /// Percent chance that a generated `call` is a composite call (`is_composite=true` with the
+    /// `composite.name`/`composite.attributes`/`composite.version` frontend attributes jax's
+    /// `lax.composite` writes). (`async-start`/`async-done` wrappers of a call are not generated:
+    /// XLA CPU refuses them on both routes; see generators/README.md.)
+    pub composite_call_percent: u32,
+    /// Percent chance per module of non-default layouts (a permuted `minor_to_major`) on some
+    /// entry parameters, outputs and intermediates of rank >= 2, written in the
+    /// `entry_computation_layout` header too.
+    pub layout_percent: u32,
+    /// Percent chance per entry instruction of a one-device sharding annotation
+    /// (`sharding={replicated}` or `sharding={maximal device=0}`; never a mesh-referring form,
+    /// registry entry xla-sdy-sharding-unknown-mesh-abort).
+    pub sharding_percent: u32,
+    /// Percent chance per while loop of a data-dependent trip count (the bound, clamped to
+    /// `0..=max_trip_count`, comes from data and rides in the loop's tuple state), per
+    /// conditional of up to 5 branches indexed by an s32 converted from data, and per reducer or
+    /// sort comparator of control flow inside it (a `conditional` or `call` computing the same
+    /// function).
+    pub nested_control_percent: u32,
 }
 
 impl Default for Config {
@@ -247,6 +275,11 @@ impl Default for Config {
             out_of_range_index_percent: 10,
             special_constant_percent: 5,
             avoid_known_xla_bugs: true,
+            alias_percent: 0,
+            composite_call_percent: 0,
+            layout_percent: 0,
+            sharding_percent: 0,
+            nested_control_percent: 0,
         }
     }
 }
@@ -362,6 +395,13 @@ impl Config {
                 int(u, 0, 2 * self.special_constant_percent.min(50))
             },
             avoid_known_xla_bugs: self.avoid_known_xla_bugs,
+            // Drawn last, so that the other fields of a seed's program configuration stay as
+            // they were before these knobs existed. Each is on in about half the programs.
+            alias_percent: if coin(u, 50) { int(u, 20, 100) } else { 0 },
+            composite_call_percent: if coin(u, 50) { int(u, 20, 100) } else { 0 },
+            layout_percent: if coin(u, 50) { int(u, 20, 100) } else { 0 },
+            sharding_percent: if coin(u, 50) { int(u, 5, 30) } else { 0 },
+            nested_control_percent: if coin(u, 50) { int(u, 30, 100) } else { 0 },
         }
     }
 }
@@ -417,6 +457,11 @@ impl<'a> Arbitrary<'a> for Config {
             // they were before this knob existed.
             large_op_percent: u.int_in_range(0..=25)?,
             realistic_percent: 0,
+            alias_percent: u.int_in_range(0..=100)?,
+            composite_call_percent: u.int_in_range(0..=100)?,
+            layout_percent: u.int_in_range(0..=100)?,
+            sharding_percent: u.int_in_range(0..=30)?,
+            nested_control_percent: u.int_in_range(0..=100)?,
         })
     }
 }

@@ -19,6 +19,7 @@ mod ops;
 pub mod pack;
 mod realistic;
 pub mod rng;
+pub mod structure;
 #[cfg(feature = "proptest")]
 pub mod strategy;
 
