@@ -237,7 +237,7 @@ pub struct Config {
     pub sharding_percent: u32,
     /// Percent chance per while loop of a data-dependent trip count (the bound, clamped to
     /// `0..=max_trip_count`, comes from data and rides in the loop's tuple state), per
-    /// conditional of up to 5 branches indexed by an s32 converted from data, and per reducer or
+    /// conditional of 4 or 5 branches indexed by an s32 converted from data, and per reducer or
     /// sort comparator of control flow inside it (a `conditional` or `call` computing the same
     /// function).
     pub nested_control_percent: u32,

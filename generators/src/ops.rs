@@ -1934,12 +1934,12 @@ fn while_loop(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
 }
 
 fn conditional(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
-    // Up to 5 branches indexed by an s32 computed from data (XLA runs the last branch for an
+    // 4 or 5 branches indexed by an s32 computed from data (XLA runs the last branch for an
     // index out of range).
     let from_data = g.coin(g.cfg.nested_control_percent);
     let indexed = from_data || g.coin(50);
     let nb = if from_data {
-        g.range(2, 5) as usize
+        g.range(4, 5) as usize
     } else if indexed {
         g.range(1, 3) as usize
     } else {

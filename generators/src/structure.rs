@@ -6,6 +6,7 @@
 //!
 //! [`features`] names the structural features a module has, for coverage and tests.
 
+use crate::config::{Config, OpFamily};
 use crate::gen::{Comp, Gen};
 use hlo::{ArrayShape, Attr, InstrId, Layout, Module, Opcode, PrimitiveType, Shape};
 use std::collections::BTreeSet;
@@ -293,7 +294,7 @@ pub fn write_header(m: &mut Module, aliases: &[Alias]) {
 /// The structural features of a module, by name: `aliased output`, `in-place update` (an
 /// aliased output that is a dynamic-update-slice of its parameter), `non-default layout`,
 /// `sharding`, `composite call`, `data-dependent while` (a condition that compares its counter
-/// with a value of the loop state rather than a constant), `conditional with 3+ branches`,
+/// with a value of the loop state rather than a constant), `conditional with 4+ branches`,
 /// `control flow in reducer` and `control flow in comparator`.
 pub fn features(m: &Module) -> BTreeSet<&'static str> {
     let mut out = BTreeSet::new();
@@ -344,9 +345,9 @@ pub fn features(m: &Module) -> BTreeSet<&'static str> {
                     }
                 }
                 Opcode::Conditional => {
-                    if matches!(i.attr("branch_computations"), Some(Attr::Comps(b)) if b.len() >= 3)
+                    if matches!(i.attr("branch_computations"), Some(Attr::Comps(b)) if b.len() >= 4)
                     {
-                        out.insert("conditional with 3+ branches");
+                        out.insert("conditional with 4+ branches");
                     }
                 }
                 Opcode::Reduce
@@ -386,10 +387,67 @@ pub const FEATURES: [&str; 9] = [
     "sharding",
     "composite call",
     "data-dependent while",
-    "conditional with 3+ branches",
+    "conditional with 4+ branches",
     "control flow in reducer",
     "control flow in comparator",
 ];
+
+/// One configuration per structural knob, that knob forced on (and the op families its
+/// features live in weighted up), with the features its modules are to show: what the tests
+/// (here and on XLA) generate.
+pub fn forced_configs() -> Vec<(&'static str, Config, &'static [&'static str])> {
+    let d = Config::default;
+    let mut control = d();
+    control.nested_control_percent = 100;
+    for (f, w) in [
+        (OpFamily::ControlFlow, 20),
+        (OpFamily::Reduction, 12),
+        (OpFamily::Sort, 8),
+    ] {
+        control.op_weights.insert(f, w);
+    }
+    let mut composite = d();
+    composite.composite_call_percent = 100;
+    composite.op_weights.insert(OpFamily::ControlFlow, 30);
+    vec![
+        (
+            "alias",
+            Config {
+                alias_percent: 100,
+                ..d()
+            },
+            &["aliased output", "in-place update"],
+        ),
+        ("composite", composite, &["composite call"]),
+        (
+            "layout",
+            Config {
+                layout_percent: 100,
+                max_rank: 3,
+                ..d()
+            },
+            &["non-default layout"],
+        ),
+        (
+            "sharding",
+            Config {
+                sharding_percent: 30,
+                ..d()
+            },
+            &["sharding"],
+        ),
+        (
+            "nested_control",
+            control,
+            &[
+                "data-dependent while",
+                "conditional with 4+ branches",
+                "control flow in reducer",
+                "control flow in comparator",
+            ],
+        ),
+    ]
+}
 
 #[cfg(test)]
 mod tests {
