@@ -293,8 +293,8 @@ pub fn write_header(m: &mut Module, aliases: &[Alias]) {
 
 /// The structural features of a module, by name: `aliased output`, `in-place update` (an
 /// aliased output that is a dynamic-update-slice of its parameter), `non-default layout`,
-/// `sharding`, `composite call`, `data-dependent while` (a condition that compares its counter
-/// with a value of the loop state rather than a constant), `conditional with 4+ branches`,
+/// `sharding`, `composite call`, `data-dependent while` (a condition other than a counter
+/// compared with a constant), `conditional with 4+ branches`,
 /// `control flow in reducer` and `control flow in comparator`.
 pub fn features(m: &Module) -> BTreeSet<&'static str> {
     let mut out = BTreeSet::new();
@@ -333,13 +333,7 @@ pub fn features(m: &Module) -> BTreeSet<&'static str> {
                 }
                 Opcode::While => {
                     if let Some(cond) = i.comp("condition") {
-                        let cc = &m.computations[cond];
-                        let root = cc.root_instruction();
-                        let from_state = root.opcode == Opcode::Compare
-                            && root.operands.iter().all(|&o| {
-                                cc.instructions[o].opcode == Opcode::GetTupleElement
-                            });
-                        if from_state {
+                        if !counter_against_constant(&m.computations[cond]) {
                             out.insert("data-dependent while");
                         }
                     }
@@ -377,6 +371,25 @@ pub fn features(m: &Module) -> BTreeSet<&'static str> {
         }
     }
     out
+}
+
+/// Whether a while condition is `compare(get-tuple-element(state), constant)` (either way
+/// round): a counter against a constant, the loop whose trip count XLA can know. Any other
+/// condition (a bound from the state, a test on computed values) is data-dependent.
+fn counter_against_constant(cond: &hlo::Computation) -> bool {
+    let root = cond.root_instruction();
+    if root.opcode != Opcode::Compare || root.operands.len() != 2 {
+        return false;
+    }
+    let ops: Vec<Opcode> = root
+        .operands
+        .iter()
+        .map(|&o| cond.instructions[o].opcode)
+        .collect();
+    matches!(
+        ops.as_slice(),
+        [Opcode::GetTupleElement, Opcode::Constant] | [Opcode::Constant, Opcode::GetTupleElement]
+    )
 }
 
 /// Every feature [`features`] can name, in the order reports list them.
