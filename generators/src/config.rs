@@ -314,9 +314,11 @@ impl Config {
     /// subset of this configuration's op families (each kept with probability 3/4, at least
     /// one) with random weights, a random subset of its element types (each kept with
     /// probability 1/2, at least one), and random instruction counts, rank, extents, nesting,
-    /// large-op share and realistic-pattern share. The bounds (`max_elements`, `max_work`), the
-    /// arithmetic types and `avoid_known_xla_bugs` stay this configuration's. Never fails:
-    /// when `u` runs out, every remaining choice takes its first option.
+    /// large-op share and realistic-pattern share, and the structural knobs (aliasing,
+    /// composite calls, layouts, shardings, nested control flow: each on in about half the
+    /// programs, whatever the base says, as the large-op share). The bounds (`max_elements`,
+    /// `max_work`), the arithmetic types and `avoid_known_xla_bugs` stay this configuration's.
+    /// Never fails: when `u` runs out, every remaining choice takes its first option.
     pub fn swarm_within(&self, u: &mut Unstructured) -> Config {
         let int = |u: &mut Unstructured, lo: u32, hi: u32| u.int_in_range(lo..=hi).unwrap_or(lo);
         let coin = |u: &mut Unstructured, pct: u32| int(u, 0, 99) < pct;
