@@ -50,7 +50,7 @@ pub(crate) fn product(dims: &[i64]) -> u64 {
 
 /// Whether XLA allows `convert` from `a` to `b` (complex -> real is not allowed).
 pub(crate) fn convertible(a: PrimitiveType, b: PrimitiveType) -> bool {
-    !(a.is_complex() && !b.is_complex())
+    !a.is_complex() || b.is_complex()
 }
 
 impl<'a, 'b> Gen<'a, 'b> {

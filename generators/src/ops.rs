@@ -532,7 +532,7 @@ fn factor(mut n: u64) -> Vec<i64> {
     let mut f = Vec::new();
     let mut p = 2;
     while p * p <= n {
-        while n % p == 0 {
+        while n.is_multiple_of(p) {
             f.push(p as i64);
             n /= p;
         }
@@ -1867,7 +1867,13 @@ fn while_loop(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
         let raw = data_s32(g, c);
         let lo = g.const_scalar(c, S32, Scalar::S(0));
         let hi = g.const_scalar(c, S32, Scalar::S(g.cfg.max_trip_count.max(0)));
-        let bound = g.add(c, Opcode::Clamp, Shape::scalar(S32), vec![lo, raw, hi], vec![]);
+        let bound = g.add(
+            c,
+            Opcode::Clamp,
+            Shape::scalar(S32),
+            vec![lo, raw, hi],
+            vec![],
+        );
         elems.push(bound);
     }
     let first_val = elems.len();

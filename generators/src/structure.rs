@@ -351,10 +351,7 @@ pub fn features(m: &Module) -> BTreeSet<&'static str> {
                 | Opcode::Sort => {
                     let has_control = i.attrs.iter().any(|(_, a)| match a {
                         Attr::Comp(k) => m.computations[*k].instructions.iter().any(|x| {
-                            matches!(
-                                x.opcode,
-                                Opcode::Call | Opcode::Conditional | Opcode::While
-                            )
+                            matches!(x.opcode, Opcode::Call | Opcode::Conditional | Opcode::While)
                         }),
                         _ => false,
                     });

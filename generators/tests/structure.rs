@@ -83,7 +83,11 @@ fn check_aliases(m: &Module, what: &str) -> usize {
     let mut params = std::collections::BTreeSet::new();
     let mut outs = std::collections::BTreeSet::new();
     for a in &aliases {
-        assert!(params.insert(a.param), "{what}: parameter {} twice", a.param);
+        assert!(
+            params.insert(a.param),
+            "{what}: parameter {} twice",
+            a.param
+        );
         assert!(outs.insert(a.output), "{what}: output {} twice", a.output);
         let out = &e.instructions[root.operands[a.output]].shape;
         let p = e

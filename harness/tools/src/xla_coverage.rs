@@ -194,10 +194,7 @@ pub fn categories_of(m: &Module) -> BTreeSet<String> {
                     }
                 }
                 Role::Scalar => {
-                    if matches!(
-                        i.opcode,
-                        Opcode::Call | Opcode::Conditional | Opcode::While
-                    ) {
+                    if matches!(i.opcode, Opcode::Call | Opcode::Conditional | Opcode::While) {
                         out.insert("control flow in reducer or comparator".to_string());
                     }
                 }
@@ -234,16 +231,16 @@ fn structural_categories(m: &Module) -> BTreeSet<String> {
             }
             match i.opcode {
                 Opcode::While => {
-                    let known = backend_config(i)
-                        .is_some_and(|c| c.get("known_trip_count").is_some());
+                    let known =
+                        backend_config(i).is_some_and(|c| c.get("known_trip_count").is_some());
                     if !known {
                         out.insert("while without known trip count".to_string());
                     }
                 }
-                Opcode::Conditional => {
-                    if i.comps("branch_computations").is_some_and(|b| b.len() >= 4) {
-                        out.insert("conditional with 4+ branches".to_string());
-                    }
+                Opcode::Conditional
+                    if i.comps("branch_computations").is_some_and(|b| b.len() >= 4) =>
+                {
+                    out.insert("conditional with 4+ branches".to_string());
                 }
                 _ => {}
             }
@@ -473,8 +470,12 @@ mod tests {
         for want in ["aliased output", "non-default entry layout", "sharding"] {
             assert!(c.contains(want), "{want}: {c:?}");
         }
-        assert!(!non_default_layout_text("{(f32[4,3]{1,0}, s4[2]{0:E(4)})->f32[]}"));
-        assert!(non_default_layout_text("{()->(f32[2]{0}, f32[2,3,4]{1,2,0})}"));
+        assert!(!non_default_layout_text(
+            "{(f32[4,3]{1,0}, s4[2]{0:E(4)})->f32[]}"
+        ));
+        assert!(non_default_layout_text(
+            "{()->(f32[2]{0}, f32[2,3,4]{1,2,0})}"
+        ));
     }
 
     #[test]

@@ -20,14 +20,22 @@ use std::sync::Arc;
 /// Seeds per knob and backend.
 const SEEDS: u64 = 16;
 
-fn verdict(backend: &str, m: &Module, inputs: &[Literal], b: &WorkerBackend) -> (VerdictKind, String) {
+fn verdict(
+    backend: &str,
+    m: &Module,
+    inputs: &[Literal],
+    b: &WorkerBackend,
+) -> (VerdictKind, String) {
     let text = hlo::print::module_to_string(m);
     let outcomes = vec![
         (
             engine::ORACLE.to_string(),
             InterpBackend::new().run_module(m, inputs),
         ),
-        (backend.to_string(), b.run(&text, inputs, &RunOptions::default())),
+        (
+            backend.to_string(),
+            b.run(&text, inputs, &RunOptions::default()),
+        ),
     ];
     let v = judge::Judge::offline()
         .judge(&judge::Trial {
@@ -90,7 +98,10 @@ fn structural_modules_run_on_xla_and_agree_with_the_oracle() {
                     }
                     continue;
                 }
-                let line = format!("{bname} {name} seed {}: {kind:?}: {message}", 700_000 + seed);
+                let line = format!(
+                    "{bname} {name} seed {}: {kind:?}: {message}",
+                    700_000 + seed
+                );
                 let rec = tools::campaign::bucket_case(
                     tools::minimize::Case {
                         module: m.clone(),
