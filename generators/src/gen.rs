@@ -606,12 +606,17 @@ impl<'a, 'b> Gen<'a, 'b> {
                 outs.push(p);
             }
         }
+        // The in-place update is an output too, in place of a value other than the pattern's
+        // (when there is no such value to give up, it stays unused and gets no alias).
         if let Some((_, dus)) = in_place {
             if !outs.contains(&dus) {
-                if outs.len() >= max_out {
-                    outs.remove(0);
+                let free = outs.iter().position(|&o| Some(o) != pattern);
+                if outs.len() < max_out {
+                    outs.push(dus);
+                } else if let Some(k) = free {
+                    outs.remove(k);
+                    outs.push(dus);
                 }
-                outs.push(dus);
             }
         }
         if outs.len() < max_out && self.coin(20) {

@@ -160,7 +160,12 @@ fn coverage_reports_structural_features_against_the_reference() {
         );
     }
     // The jax reference has non-default layouts (its library calls' operands).
-    assert!(swarm["non-default layout"]["reference_percent"].as_f64().unwrap() > 0.0);
+    assert!(
+        swarm["non-default layout"]["reference_percent"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
 }
 
 /// `gen --finding DIR` writes a campaign finding's program again from its recorded seed and
