@@ -219,6 +219,34 @@ pub struct Config {
     /// so a finding recorded before it existed regenerates as it was made.
     #[serde(default)]
     pub mutation_percent: u32,
+
+    // ----- Structural HLO (issue #27 item 2). Each knob is a percent chance; 0 reads no byte,
+    // so `Config::default()` modules stay as they were; swarm configurations
+    // (`swarm_within`, `Arbitrary`) draw them, so default (swarm) campaigns exercise them. -----
+    /// Percent chance per module of an `input_output_alias` on the module header: an entry
+    /// parameter aliased (`may-alias` or `must-alias`) to an output of the same shape, half the
+    /// time through the in-place pattern (a `dynamic-update-slice` whose operand is the aliased
+    /// parameter and whose result is the aliased output).
+    pub alias_percent: u32,
+    /// Percent chance that a generated `call` is a composite call (`is_composite=true` with the
+    /// `composite.name`/`composite.attributes`/`composite.version` frontend attributes jax's
+    /// `lax.composite` writes). (`async-start`/`async-done` wrappers of a call are not generated:
+    /// XLA CPU refuses them on both routes; see generators/README.md.)
+    pub composite_call_percent: u32,
+    /// Percent chance per module of non-default layouts (a permuted `minor_to_major`) on some
+    /// entry parameters, outputs and intermediates of rank >= 2, written in the
+    /// `entry_computation_layout` header too.
+    pub layout_percent: u32,
+    /// Percent chance per entry instruction of a one-device sharding annotation
+    /// (`sharding={replicated}` or `sharding={maximal device=0}`; never a mesh-referring form,
+    /// registry entry xla-sdy-sharding-unknown-mesh-abort).
+    pub sharding_percent: u32,
+    /// Percent chance per while loop of a data-dependent trip count (the bound, clamped to
+    /// `0..=max_trip_count`, comes from data and rides in the loop's tuple state), per
+    /// conditional of 4 or 5 branches indexed by an s32 converted from data, and per reducer or
+    /// sort comparator of control flow inside it (a `conditional` or `call` computing the same
+    /// function).
+    pub nested_control_percent: u32,
 }
 
 impl Default for Config {
@@ -254,6 +282,11 @@ impl Default for Config {
             special_constant_percent: 5,
             avoid_known_xla_bugs: true,
             mutation_percent: 15,
+            alias_percent: 0,
+            composite_call_percent: 0,
+            layout_percent: 0,
+            sharding_percent: 0,
+            nested_control_percent: 0,
         }
     }
 }
@@ -288,9 +321,11 @@ impl Config {
     /// subset of this configuration's op families (each kept with probability 3/4, at least
     /// one) with random weights, a random subset of its element types (each kept with
     /// probability 1/2, at least one), and random instruction counts, rank, extents, nesting,
-    /// large-op share and realistic-pattern share. The bounds (`max_elements`, `max_work`), the
-    /// arithmetic types and `avoid_known_xla_bugs` stay this configuration's. Never fails:
-    /// when `u` runs out, every remaining choice takes its first option.
+    /// large-op share and realistic-pattern share, and the structural knobs (aliasing,
+    /// composite calls, layouts, shardings, nested control flow: each on in about half the
+    /// programs, whatever the base says, as the large-op share). The bounds (`max_elements`,
+    /// `max_work`), the arithmetic types and `avoid_known_xla_bugs` stay this configuration's.
+    /// Never fails: when `u` runs out, every remaining choice takes its first option.
     pub fn swarm_within(&self, u: &mut Unstructured) -> Config {
         let int = |u: &mut Unstructured, lo: u32, hi: u32| u.int_in_range(lo..=hi).unwrap_or(lo);
         let coin = |u: &mut Unstructured, pct: u32| int(u, 0, 99) < pct;
@@ -375,6 +410,13 @@ impl Config {
             } else {
                 int(u, 0, (2 * self.mutation_percent).min(100))
             },
+            // Drawn last, so that the other fields of a seed's program configuration stay as
+            // they were before these knobs existed. Each is on in about half the programs.
+            alias_percent: if coin(u, 50) { int(u, 20, 100) } else { 0 },
+            composite_call_percent: if coin(u, 50) { int(u, 20, 100) } else { 0 },
+            layout_percent: if coin(u, 50) { int(u, 20, 100) } else { 0 },
+            sharding_percent: if coin(u, 50) { int(u, 5, 30) } else { 0 },
+            nested_control_percent: if coin(u, 50) { int(u, 30, 100) } else { 0 },
         }
     }
 }
@@ -431,6 +473,11 @@ impl<'a> Arbitrary<'a> for Config {
             large_op_percent: u.int_in_range(0..=25)?,
             realistic_percent: 0,
             mutation_percent: u.int_in_range(0..=30).unwrap_or(0),
+            alias_percent: u.int_in_range(0..=100)?,
+            composite_call_percent: u.int_in_range(0..=100)?,
+            layout_percent: u.int_in_range(0..=100)?,
+            sharding_percent: u.int_in_range(0..=30)?,
+            nested_control_percent: u.int_in_range(0..=100)?,
         })
     }
 }

@@ -50,7 +50,7 @@ pub(crate) fn product(dims: &[i64]) -> u64 {
 
 /// Whether XLA allows `convert` from `a` to `b` (complex -> real is not allowed).
 pub(crate) fn convertible(a: PrimitiveType, b: PrimitiveType) -> bool {
-    !(a.is_complex() && !b.is_complex())
+    !a.is_complex() || b.is_complex()
 }
 
 impl<'a, 'b> Gen<'a, 'b> {
@@ -571,6 +571,15 @@ impl<'a, 'b> Gen<'a, 'b> {
         } else {
             None
         };
+        // Input/output aliasing (no byte is read when its share is 0): half the time through
+        // the in-place pattern, a dynamic-update-slice of a fresh parameter that becomes the
+        // aliased output.
+        let alias = self.coin(self.cfg.alias_percent);
+        let in_place = if alias && self.coin(50) {
+            crate::structure::in_place_update(&mut self, &mut c)
+        } else {
+            None
+        };
         self.fill(&mut c, n);
         if c.pool.is_empty() {
             let ty = self.types[0];
@@ -597,19 +606,48 @@ impl<'a, 'b> Gen<'a, 'b> {
                 outs.push(p);
             }
         }
+        // The in-place update is an output too, in place of a value other than the pattern's
+        // (when there is no such value to give up, it stays unused and gets no alias).
+        if let Some((_, dus)) = in_place {
+            if !outs.contains(&dus) {
+                let free = outs.iter().position(|&o| Some(o) != pattern);
+                if outs.len() < max_out {
+                    outs.push(dus);
+                } else if let Some(k) = free {
+                    outs.remove(k);
+                    outs.push(dus);
+                }
+            }
+        }
         if outs.len() < max_out && self.coin(20) {
             let extra = self.pick(&c.pool.clone());
             outs.push(extra);
         }
         outs.reverse();
-        let root = self.tuple(&mut c, outs);
+        // Layouts and shardings go on the finished entry's instructions, before the root tuple
+        // takes its elements' shapes.
+        if self.coin(self.cfg.layout_percent) {
+            crate::structure::assign_layouts(&mut self, &mut c, in_place);
+        }
+        crate::structure::annotate_shardings(&mut self, &mut c);
+        let root = self.tuple(&mut c, outs.clone());
+        // jaxlib's XLA CPU rejects an alias of the only output of a 1-tuple root (registry
+        // entry xla-alias-one-tuple-root-rejected).
+        let one_output = outs.len() == 1 && self.cfg.avoid_known_xla_bugs;
+        let aliases = if alias && !one_output {
+            crate::structure::choose_aliases(&mut self, &c, &outs, in_place)
+        } else {
+            Vec::new()
+        };
         let entry = self.finish(c, root);
-        Module {
+        let mut m = Module {
             name: name.to_string(),
             header_attrs: Vec::new(),
             stack_frame_tables: Vec::new(),
             computations: self.comps,
             entry,
-        }
+        };
+        crate::structure::write_header(&mut m, &aliases);
+        m
     }
 }

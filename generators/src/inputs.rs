@@ -58,7 +58,7 @@ pub fn try_generate_inputs_from_seed(
             ));
         }
     }
-    let mut r = SplitMix64(seed ^ 0x5eed_1a9u64);
+    let mut r = SplitMix64(seed ^ 0x05ee_d1a9_u64);
     let bounds = index_bounds(entry);
     Ok(params
         .into_iter()

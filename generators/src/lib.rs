@@ -22,6 +22,7 @@ mod realistic;
 pub mod rng;
 #[cfg(feature = "proptest")]
 pub mod strategy;
+pub mod structure;
 
 pub use config::{Config, OpFamily, CPU_NO_DOT_TYPES, CPU_TYPES, DEFAULT_TYPES};
 pub use inputs::{generate_inputs, generate_inputs_from_seed, try_generate_inputs_from_seed};

@@ -532,7 +532,7 @@ fn factor(mut n: u64) -> Vec<i64> {
     let mut f = Vec::new();
     let mut p = 2;
     while p * p <= n {
-        while n % p == 0 {
+        while n.is_multiple_of(p) {
             f.push(p as i64);
             n /= p;
         }
@@ -871,13 +871,13 @@ pub(crate) fn reducer(g: &mut Gen, kinds: &[(Red, PrimitiveType)], depth: usize)
         .collect();
     let mut outs = Vec::new();
     for (i, (k, t)) in kinds.iter().enumerate() {
-        outs.push(g.add(
-            &mut r,
-            red_opcode(*k),
-            Shape::scalar(*t),
-            vec![accs[i], xs[i]],
-            vec![],
-        ));
+        let (op, t) = (red_opcode(*k), *t);
+        let out = if g.coin(g.cfg.nested_control_percent) {
+            nested_binary(g, &mut r, op, t, accs[i], xs[i])
+        } else {
+            g.add(&mut r, op, Shape::scalar(t), vec![accs[i], xs[i]], vec![])
+        };
+        outs.push(out);
     }
     let root = if outs.len() == 1 {
         outs[0]
@@ -885,6 +885,67 @@ pub(crate) fn reducer(g: &mut Gen, kinds: &[(Red, PrimitiveType)], depth: usize)
         g.tuple(&mut r, outs)
     };
     g.finish(r, root)
+}
+
+/// `op(a, b)` computed through control flow inside a reducer: a `conditional` on `a < b` whose
+/// two branches both compute it, or (when known bugs are not avoided) a `call` of a computation
+/// that computes it: the same function as the bare op, so the reduction means what it meant.
+fn nested_binary(
+    g: &mut Gen,
+    r: &mut Comp,
+    op: Opcode,
+    t: PrimitiveType,
+    a: InstrId,
+    b: InstrId,
+) -> InstrId {
+    let scalar = Shape::scalar(t);
+    // XLA CPU through jaxlib 0.10.2 crashes (SIGSEGV) compiling a reduce that nothing uses
+    // whose reducer holds a `call` (registry entry xla-dead-reduce-reducer-call-segfault), and
+    // a generated reduce may end up unused: the call form only when known bugs are not avoided.
+    if !g.cfg.avoid_known_xla_bugs && g.coin(50) {
+        let mut f = g.new_comp("reducer_call", r.depth + 1, false, false);
+        let x = g.add_param(&mut f, scalar.clone());
+        let y = g.add_param(&mut f, scalar.clone());
+        let root = g.add(&mut f, op, scalar.clone(), vec![x, y], vec![]);
+        let f = g.finish(f, root);
+        return g.add(
+            r,
+            Opcode::Call,
+            scalar,
+            vec![a, b],
+            vec![("to_apply", Attr::Comp(f))],
+        );
+    }
+    let pair = Shape::Tuple(vec![scalar.clone(), scalar.clone()]);
+    let mut branches = Vec::new();
+    for _ in 0..2 {
+        let mut f = g.new_comp("reducer_branch", r.depth + 1, false, false);
+        let p = g.add_param(&mut f, pair.clone());
+        let x = g.gte(&mut f, p, 0);
+        let y = g.gte(&mut f, p, 1);
+        let root = g.add(&mut f, op, scalar.clone(), vec![x, y], vec![]);
+        branches.push(g.finish(f, root));
+    }
+    let mut cmp = vec![("direction", Attr::Ident("LT".into()))];
+    if t.is_float() {
+        cmp.push(("type", Attr::Ident("TOTALORDER".into())));
+    }
+    let pred = if t.is_complex() || t == Pred {
+        g.const_scalar(r, Pred, Scalar::Pred(true))
+    } else {
+        g.add(r, Opcode::Compare, Shape::scalar(Pred), vec![a, b], cmp)
+    };
+    let args = g.tuple(r, vec![a, b]);
+    g.add(
+        r,
+        Opcode::Conditional,
+        scalar,
+        vec![pred, args, args],
+        vec![
+            ("true_computation", Attr::Comp(branches[0])),
+            ("false_computation", Attr::Comp(branches[1])),
+        ],
+    )
 }
 
 fn pick_red(g: &mut Gen, t: PrimitiveType) -> Red {
@@ -1692,7 +1753,26 @@ fn sort(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
             vec![],
         );
     }
-    let comp = g.finish(cc, root);
+    let mut comp = g.finish(cc, root);
+    if g.coin(g.cfg.nested_control_percent) {
+        // The comparator calls the one just built: control flow inside a comparator.
+        let mut outer = g.new_comp("compare_outer", c.depth + 1, false, false);
+        let ps: Vec<InstrId> = xs
+            .iter()
+            .flat_map(|&(_, t)| [t, t])
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|t| g.add_param(&mut outer, Shape::scalar(t)))
+            .collect();
+        let root = g.add(
+            &mut outer,
+            Opcode::Call,
+            Shape::scalar(Pred),
+            ps,
+            vec![("to_apply", Attr::Comp(comp))],
+        );
+        comp = g.finish(outer, root);
+    }
     let stable = n > 1 || g.coin(70);
     let shapes = xs.iter().map(|&(_, t)| arr(t, s.dims.clone())).collect();
     let ops = xs.iter().map(|x| x.0).collect();
@@ -1753,20 +1833,67 @@ fn called(
     g.finish(b, root)
 }
 
+/// An s32 scalar computed from data: a scalar of the pool converted to s32 (floats saturate,
+/// NaN is 0), a new s32 parameter of the entry, or else a constant.
+fn data_s32(g: &mut Gen, c: &mut Comp) -> InstrId {
+    let from_pool = g.coin(60);
+    let scalar = if from_pool {
+        g.pool_pick(c, |s| {
+            s.dims.is_empty() && !s.ty.is_complex() && (s.ty.is_integer() || s.ty.is_float())
+        })
+    } else {
+        None
+    };
+    match scalar {
+        Some(x) if shape_of(g, c, x).ty == S32 => x,
+        Some(x) => g.add(c, Opcode::Convert, Shape::scalar(S32), vec![x], vec![]),
+        None if c.entry && c.n_params < g.cfg.max_params => g.add_param(c, Shape::scalar(S32)),
+        None => {
+            let v = g.index_constant_value(S32, g.cfg.max_trip_count);
+            g.const_scalar(c, S32, v)
+        }
+    }
+}
+
 fn while_loop(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
+    // A data-dependent trip count: the bound, clamped to 0..=max_trip_count, rides in the
+    // state after the counter, and the body passes it on unchanged.
+    let data_bound = g.coin(g.cfg.nested_control_percent);
     let vals = some_values(g, c);
     let start = g.range(-2, 0);
     let init = g.const_scalar(c, S32, Scalar::S(start));
     let mut elems = vec![init];
+    if data_bound {
+        let raw = data_s32(g, c);
+        let lo = g.const_scalar(c, S32, Scalar::S(0));
+        let hi = g.const_scalar(c, S32, Scalar::S(g.cfg.max_trip_count.max(0)));
+        let bound = g.add(
+            c,
+            Opcode::Clamp,
+            Shape::scalar(S32),
+            vec![lo, raw, hi],
+            vec![],
+        );
+        elems.push(bound);
+    }
+    let first_val = elems.len();
     elems.extend(&vals);
     let t = g.tuple(c, elems);
     let state = c.instrs[t].shape.clone();
-    let limit = g.range(0, g.cfg.max_trip_count.max(0));
-    // condition: counter < limit
+    let limit = if data_bound {
+        0
+    } else {
+        g.range(0, g.cfg.max_trip_count.max(0))
+    };
+    // condition: counter < limit (or the bound in the state)
     let mut cc = g.new_comp("cond", c.depth + 1, false, false);
     let p = g.add_param(&mut cc, state.clone());
     let ctr = g.gte(&mut cc, p, 0);
-    let lim = g.const_scalar(&mut cc, S32, Scalar::S(limit));
+    let lim = if data_bound {
+        g.gte(&mut cc, p, 1)
+    } else {
+        g.const_scalar(&mut cc, S32, Scalar::S(limit))
+    };
     let root = g.add(
         &mut cc,
         Opcode::Compare,
@@ -1778,7 +1905,9 @@ fn while_loop(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
     // body: counter + 1, new values of the same shapes
     let mut bc = g.new_comp("body", c.depth + 1, false, false);
     let p = g.add_param(&mut bc, state.clone());
-    let gtes: Vec<InstrId> = (0..=vals.len()).map(|i| g.gte(&mut bc, p, i)).collect();
+    let gtes: Vec<InstrId> = (0..first_val + vals.len())
+        .map(|i| g.gte(&mut bc, p, i))
+        .collect();
     let n = body_size(g);
     g.fill(&mut bc, n);
     let one = g.const_scalar(&mut bc, S32, Scalar::S(1));
@@ -1790,6 +1919,9 @@ fn while_loop(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
         vec![],
     );
     let mut outs = vec![next];
+    if data_bound {
+        outs.push(gtes[1]);
+    }
     for &v in &vals {
         let s = shape_of(g, c, v);
         outs.push(g.value(&mut bc, s.ty, &s.dims));
@@ -1804,16 +1936,27 @@ fn while_loop(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
         vec![("condition", Attr::Comp(cond)), ("body", Attr::Comp(body))],
     );
     let mut last = w;
-    for i in 0..=vals.len() {
+    for i in 0..first_val + vals.len() {
         last = g.gte(c, w, i);
     }
     Some(last)
 }
 
 fn conditional(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
-    let indexed = g.coin(50);
-    let nb = if indexed { g.range(1, 3) as usize } else { 2 };
-    let sel = if indexed {
+    // 4 or 5 branches indexed by an s32 computed from data (XLA runs the last branch for an
+    // index out of range).
+    let from_data = g.coin(g.cfg.nested_control_percent);
+    let indexed = from_data || g.coin(50);
+    let nb = if from_data {
+        g.range(4, 5) as usize
+    } else if indexed {
+        g.range(1, 3) as usize
+    } else {
+        2
+    };
+    let sel = if from_data {
+        data_s32(g, c)
+    } else if indexed {
         g.index_scalar(c, S32, nb as i64 - 1)
     } else {
         g.value(c, Pred, &[])
@@ -1843,13 +1986,23 @@ fn call(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {
     let shapes: Vec<Shape> = args.iter().map(|&a| c.instrs[a].shape.clone()).collect();
     let out = result_shape(g, c);
     let comp = called(g, "called", c.depth, &shapes, &out);
-    Some(g.add(
-        c,
-        Opcode::Call,
-        arr(out.0, out.1),
-        args,
-        vec![("to_apply", Attr::Comp(comp))],
-    ))
+    let mut attrs = vec![("to_apply", Attr::Comp(comp))];
+    if g.coin(g.cfg.composite_call_percent) {
+        // A composite call as jax's `lax.composite` writes it (an array result: with a tuple
+        // result jaxlib 0.10.2's HLO -> MLIR import refuses it, "has 1 result(s), but
+        // decomposition has 2").
+        let version = g.range(0, 2);
+        attrs.push(("is_composite", Attr::Raw("true".into())));
+        attrs.push((
+            "frontend_attributes",
+            Attr::Raw(format!(
+                "{{composite.attributes=\"{{n = {} : i32}}\",composite.name=\"hlo_diff.composite_{}\",composite.version=\"{version}\"}}",
+                g.range(0, 9),
+                g.below(4)
+            )),
+        ));
+    }
+    Some(g.add(c, Opcode::Call, arr(out.0, out.1), args, attrs))
 }
 
 fn map(g: &mut Gen, c: &mut Comp) -> Option<InstrId> {

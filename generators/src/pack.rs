@@ -3,7 +3,10 @@
 //! The packed entry computation holds every module's entry instructions (renamed `m<k>_<name>`),
 //! with parameters renumbered consecutively (module 0's first) and one ROOT tuple holding every
 //! module's outputs in order (a module whose root is a tuple contributes its elements). Called
-//! computations are copied, renamed the same way, before the entry.
+//! computations are copied, renamed the same way, before the entry. The modules'
+//! `input_output_alias` entries move to their packed output and parameter numbers, and an
+//! `entry_computation_layout` is written again for the packed entry when it has non-default
+//! layouts.
 
 use hlo::{Attr, CompId, Computation, InstrId, Instruction, Module, Opcode, Shape};
 
@@ -29,6 +32,7 @@ pub fn pack_with_layout(modules: &[Module]) -> (Module, PackLayout) {
     let mut outs: Vec<InstrId> = Vec::new();
     let mut layout = PackLayout::default();
     let mut n_params = 0usize;
+    let mut aliases = Vec::new();
     for (k, m) in modules.iter().enumerate() {
         let prefix = format!("m{k}_");
         // Called computations keep their relative order; ids shift by what is already there.
@@ -82,6 +86,25 @@ pub fn pack_with_layout(modules: &[Module]) -> (Module, PackLayout) {
         } else {
             outs.push(id_map[e.root]);
         }
+        // The module's input/output aliases, at their packed output and parameter numbers (a
+        // root that is not dropped is one output: an alias of its elements has no place).
+        if drop_root {
+            let text = m
+                .header_attrs
+                .iter()
+                .find(|(k, _)| k == "input_output_alias")
+                .map(|(_, v)| v.as_str());
+            for a in text
+                .and_then(crate::structure::parse_alias_text)
+                .unwrap_or_default()
+            {
+                aliases.push(crate::structure::Alias {
+                    output: first_out + a.output,
+                    param: a.param + n_params as i64,
+                    must: a.must,
+                });
+            }
+        }
         let np = e.parameters().len();
         layout.params.push((n_params, np));
         layout.outputs.push((first_out, outs.len() - first_out));
@@ -102,16 +125,15 @@ pub fn pack_with_layout(modules: &[Module]) -> (Module, PackLayout) {
         trailing_attrs: Vec::new(),
     });
     let entry = comps.len() - 1;
-    (
-        Module {
-            name: "packed".into(),
-            header_attrs: Vec::new(),
-            stack_frame_tables: Vec::new(),
-            computations: comps,
-            entry,
-        },
-        layout,
-    )
+    let mut m = Module {
+        name: "packed".into(),
+        header_attrs: Vec::new(),
+        stack_frame_tables: Vec::new(),
+        computations: comps,
+        entry,
+    };
+    crate::structure::write_header(&mut m, &aliases);
+    (m, layout)
 }
 
 fn renamed(

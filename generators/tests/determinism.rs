@@ -10,7 +10,8 @@ use std::process::Command;
 
 const ENV: &str = "HLO_GEN_DETERMINISM_OUT";
 
-/// Module texts and inputs (as JSON) for default seeds 0..60 and swarm seeds 0..30.
+/// Module texts and inputs (as JSON) for default seeds 0..60, swarm seeds 0..30, and seeds
+/// 0..30 with every structural knob on and under per-program configurations.
 fn dump() -> String {
     let mut out = String::new();
     let cfg = generators::Config::default();
@@ -26,6 +27,25 @@ fn dump() -> String {
     for seed in 0..30u64 {
         let (m, scfg) = generators::generate_swarm_from_seed(seed);
         add(&m, &scfg, seed);
+    }
+    // Every structural knob on (aliasing, composite calls, layouts, shardings, nested and
+    // data-dependent control flow), and per-program configurations that draw them.
+    let structural = generators::Config {
+        alias_percent: 100,
+        composite_call_percent: 100,
+        layout_percent: 100,
+        sharding_percent: 20,
+        nested_control_percent: 100,
+        ..generators::Config::default()
+    };
+    for seed in 0..30u64 {
+        add(
+            &generators::generate_from_seed(seed, &structural),
+            &structural,
+            seed,
+        );
+        let pc = generators::program_config(&cfg, seed);
+        add(&generators::generate_from_seed(seed, &pc), &pc, seed);
     }
     out
 }

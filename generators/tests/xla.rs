@@ -126,3 +126,74 @@ fn xla_cpu_compiles_most_mutated_modules() {
 /// once seeds with fusions were left out; refused: an sdy sharding abort, the `PadToStatic`
 /// custom call, a layout of the wrong rank in compile).
 const MIN_MUTATED_ACCEPTED_PERCENT: u64 = 85;
+
+/// Structural HLO (issue #27 item 2): 30 modules per knob forced on (aliasing with the in-place
+/// update, composite calls, non-default layouts, one-device shardings, data-dependent and
+/// nested control flow) and two packed modules of them go through XLA's parser, verifier,
+/// HLO->MLIR conversion and CPU compile. That they also run and agree with the oracle is
+/// `harness/tools/tests/structure.rs`.
+#[test]
+fn xla_cpu_accepts_structural_modules() {
+    if !test_support::need_xla() {
+        return;
+    }
+    let py = test_support::python();
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = 0;
+    let mut with_feature = std::collections::BTreeMap::<&str, usize>::new();
+    let mut packable = Vec::new();
+    for (name, cfg, wanted) in generators::structure::forced_configs() {
+        for seed in 0..30u64 {
+            let m = generators::generate_from_seed(600_000 + seed, &cfg);
+            let f = generators::structure::features(&m);
+            for w in wanted.iter() {
+                if f.contains(w) {
+                    *with_feature.entry(w).or_default() += 1;
+                }
+            }
+            if seed < 4 {
+                packable.push(m.clone());
+            }
+            std::fs::write(
+                dir.path().join(format!("{name}_{seed}.hlo")),
+                hlo::print::module_to_string(&m),
+            )
+            .unwrap();
+            files += 1;
+        }
+    }
+    for (k, chunk) in packable.chunks(10).enumerate() {
+        std::fs::write(
+            dir.path().join(format!("packed_{k}.hlo")),
+            hlo::print::module_to_string(&generators::pack(chunk)),
+        )
+        .unwrap();
+        files += 1;
+    }
+    // Each feature is in the set (the knobs do something).
+    for (_, _, wanted) in generators::structure::forced_configs() {
+        for w in wanted.iter() {
+            let n = with_feature.get(w).copied().unwrap_or(0);
+            assert!(n >= 3, "only {n} of 30 modules have `{w}`");
+        }
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/xla_accept.py");
+    let out = Command::new(&py)
+        .arg(&script)
+        .arg("--dir")
+        .arg(dir.path())
+        .args(["--jobs", "2", "--python"])
+        .arg(&py)
+        .output()
+        .expect("run xla_accept.py");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "XLA rejected generated modules:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains(&format!("accepted {files}/{files}")),
+        "{stdout}"
+    );
+}

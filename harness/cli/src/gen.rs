@@ -135,7 +135,8 @@ pub struct CoverageArgs {
     /// ...), against the reference set of real jax programs.
     #[arg(long, value_name = "N")]
     pub xla: Option<u64>,
-    /// The reference set: a dump directory of real programs (`*cpu_after_optimizations.txt`).
+    /// The reference set: a dump directory of real programs (`*cpu_after_optimizations.txt`
+    /// for `--xla`, `*before_optimizations.txt` for the structural features).
     #[arg(long, value_name = "DIR")]
     pub reference: Option<PathBuf>,
     /// Programs run on XLA at once (default: the number of cores).
@@ -151,23 +152,62 @@ pub fn coverage(args: CoverageArgs, global: &Global) -> Result<Exit, Failure> {
         return xla_coverage(&args, &base, n, global);
     }
     let mut hist = std::collections::BTreeMap::new();
+    let mut features = std::collections::BTreeMap::<&str, u64>::new();
     for seed in args.seed..args.seed.saturating_add(args.count) {
         let cfg = args.gen.config_for(&base, seed);
-        for (op, n) in generators::generate_from_seed(seed, &cfg).opcode_histogram() {
+        let m = generators::generate_from_seed(seed, &cfg);
+        for (op, n) in m.opcode_histogram() {
             *hist.entry(op).or_insert(0usize) += n;
+        }
+        for f in generators::structure::features(&m) {
+            *features.entry(f).or_default() += 1;
         }
     }
     let total: usize = hist.values().sum();
+    let ref_dir = args
+        .reference
+        .clone()
+        .unwrap_or_else(tools::xla_coverage::default_reference_dir);
+    let (ref_modules, ref_features) = reference_features(&ref_dir);
+    let pct = |n: u64, of: u64| {
+        if of == 0 {
+            0.0
+        } else {
+            100.0 * n as f64 / of as f64
+        }
+    };
+    let structural: Vec<(&str, f64, f64)> = generators::structure::FEATURES
+        .iter()
+        .map(|f| {
+            (
+                *f,
+                pct(features.get(f).copied().unwrap_or(0), args.count),
+                pct(ref_features.get(f).copied().unwrap_or(0), ref_modules),
+            )
+        })
+        .collect();
     if global.json {
         let ops: serde_json::Map<String, serde_json::Value> = hist
             .iter()
             .map(|(op, n)| (op.name().to_string(), json!(n)))
+            .collect();
+        let st: serde_json::Map<String, serde_json::Value> = structural
+            .iter()
+            .map(|(f, g, r)| {
+                (
+                    f.to_string(),
+                    json!({ "generated_percent": g, "reference_percent": r }),
+                )
+            })
             .collect();
         print_json(&json!({
             "modules": args.count,
             "distinct_opcodes": hist.len(),
             "instructions": total,
             "opcodes": ops,
+            "structural": st,
+            "reference_modules": ref_modules,
+            "reference_dir": ref_dir.display().to_string(),
         }));
     } else {
         let mut rows: Vec<_> = hist.iter().collect();
@@ -183,8 +223,56 @@ pub fn coverage(args: CoverageArgs, global: &Global) -> Result<Exit, Failure> {
             total,
             args.count
         );
+        outln!();
+        outln!(
+            "{:<44} {:>10} {:>10}",
+            "structural feature (share of modules)",
+            "generated",
+            "reference"
+        );
+        for (f, g, r) in &structural {
+            outln!("{f:<44} {g:>9.1}% {r:>9.1}%");
+        }
+        outln!(
+            "reference: the {ref_modules} before_optimizations modules of {}",
+            ref_dir.display()
+        );
     }
     Ok(Exit::Clean)
+}
+
+/// The structural features (`generators::structure::features`) of the reference set's
+/// `*before_optimizations.txt` modules: how many modules were read, and how many have each.
+/// A file our parser cannot read is left out of both counts.
+fn reference_features(dir: &Path) -> (u64, std::collections::BTreeMap<&'static str, u64>) {
+    let mut counts = std::collections::BTreeMap::new();
+    let mut modules = 0;
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return (0, counts);
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.ends_with("before_optimizations.txt"))
+        })
+        .collect();
+    files.sort();
+    for f in files {
+        let Ok(text) = std::fs::read_to_string(&f) else {
+            continue;
+        };
+        let Ok(m) = hlo::parse::parse_module(&text) else {
+            continue;
+        };
+        modules += 1;
+        for feat in generators::structure::features(&m) {
+            *counts.entry(feat).or_default() += 1;
+        }
+    }
+    (modules, counts)
 }
 
 /// `coverage --xla N`: what XLA CPU made of N generated programs, against the reference set.

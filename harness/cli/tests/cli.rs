@@ -138,6 +138,36 @@ fn gen_is_deterministic_byte_for_byte() {
     }
 }
 
+/// `hlo-diff coverage` reports the structural features (issue #27 item 2) of the generated
+/// modules next to the jax reference: none for the default configuration (its knobs are 0),
+/// every one for swarm programs (which draw the knobs).
+#[test]
+fn coverage_reports_structural_features_against_the_reference() {
+    let share = |args: &[&str]| {
+        let (code, stdout, stderr) = run(hlo_diff().args(args));
+        assert_eq!(code, 0, "{stderr}");
+        let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        assert!(v["reference_modules"].as_u64().unwrap() >= 60, "{v}");
+        v["structural"].clone()
+    };
+    let default = share(&["coverage", "--count", "100", "--json"]);
+    let swarm = share(&["coverage", "--count", "300", "--swarm", "--json"]);
+    for f in generators::structure::FEATURES {
+        assert_eq!(default[f]["generated_percent"], 0.0, "{f}: {default}");
+        assert!(
+            swarm[f]["generated_percent"].as_f64().unwrap() > 0.0,
+            "{f}: {swarm}"
+        );
+    }
+    // The jax reference has non-default layouts (its library calls' operands).
+    assert!(
+        swarm["non-default layout"]["reference_percent"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+}
+
 /// `gen --finding DIR` writes a campaign finding's program again from its recorded seed and
 /// per-program configuration (what `gen --swarm` draws for that seed); a finding without the
 /// configuration is exit 2 saying so.

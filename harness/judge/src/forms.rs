@@ -112,8 +112,14 @@ pub fn restrict_outputs(m: &Module, keep: &[usize]) -> Option<Module> {
         return None;
     }
     let mut out = m.clone();
-    out.header_attrs
-        .retain(|(k, _)| k != "entry_computation_layout");
+    // The signature's layout and the aliases name the old outputs: neither fits the new root
+    // (XLA refuses an alias of an output index that is gone), and neither changes a value.
+    out.header_attrs.retain(|(k, _)| {
+        !matches!(
+            k.as_str(),
+            "entry_computation_layout" | "input_output_alias" | "buffer_donor"
+        )
+    });
     let entry = out.entry;
     let c = &mut out.computations[entry];
     let r = c.root;

@@ -350,4 +350,13 @@ fn restricting_a_module_to_some_outputs_keeps_parameters_and_drops_the_rest() {
     let o = engine::interp_backend::InterpBackend::new().run_module(&r, &[x.clone(), x]);
     assert_eq!(o.as_ok().unwrap().outputs.len(), 1);
     assert!(judge::forms::restrict_outputs(&m, &[7]).is_none());
+    // Aliases and the entry layout name the old outputs: they go.
+    let aliased = text.replace(
+        "HloModule m\n",
+        "HloModule m, input_output_alias={ {2}: (1, {}, may-alias) }, entry_computation_layout={(f32[4]{0}, f32[4]{0})->(f32[4]{0}, f32[], f32[4]{0})}\n",
+    );
+    let m = hlo::parse::parse_module(&aliased).unwrap();
+    assert_eq!(m.header_attrs.len(), 2);
+    let r = judge::forms::restrict_outputs(&m, &[2]).unwrap();
+    assert!(r.header_attrs.is_empty(), "{:?}", r.header_attrs);
 }

@@ -14,7 +14,14 @@
 //!   that stays a dot, a `sort`, a `while`, ...), for the ops in [`STRUCTURAL`];
 //! - `fused <name>`: such an op inside an ordinary (kLoop/kInput/kOutput) fusion;
 //! - `array >= 2^16 elements`, `array >= 2^20 elements`: an array value of the entry
-//!   computation that large (XLA CPU changes paths with size).
+//!   computation that large (XLA CPU changes paths with size);
+//! - structural HLO (issue #27 item 2): `aliased output` (a non-empty `input_output_alias`),
+//!   `non-default entry layout` (an entry parameter or result whose `entry_computation_layout`
+//!   is not the descending default), `sharding` (an instruction with a `sharding`), `while
+//!   without known trip count` (a `while` outside fusions whose `backend_config` has no
+//!   `known_trip_count`: a data-dependent loop), `conditional with 4+ branches`, `control flow
+//!   in reducer or comparator` (a `call`, `conditional` or `while` inside a `to_apply` or
+//!   comparator computation).
 //!
 //! [`categories_of`] reads one module; [`CoverageTable`] counts modules per category;
 //! [`reference_table`] counts the real jax programs of `corpora/jax/dump/`.
@@ -130,7 +137,7 @@ pub fn categories_of(m: &Module) -> BTreeSet<String> {
             }
         }
     }
-    let mut out = BTreeSet::new();
+    let mut out = structural_categories(m);
     for (ci, comp) in m.computations.iter().enumerate() {
         let role = &roles[ci];
         let mut lib_has: BTreeSet<&'static str> = BTreeSet::new();
@@ -186,7 +193,11 @@ pub fn categories_of(m: &Module) -> BTreeSet<String> {
                         lib_has.insert(i.opcode.name());
                     }
                 }
-                Role::Scalar => {}
+                Role::Scalar => {
+                    if matches!(i.opcode, Opcode::Call | Opcode::Conditional | Opcode::While) {
+                        out.insert("control flow in reducer or comparator".to_string());
+                    }
+                }
             }
         }
         if let Role::Library(k) = role {
@@ -199,6 +210,65 @@ pub fn categories_of(m: &Module) -> BTreeSet<String> {
         }
     }
     out
+}
+
+/// The module-wide structural categories (see the module documentation) but the reducer one,
+/// which needs the computations' roles.
+fn structural_categories(m: &Module) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for (k, v) in &m.header_attrs {
+        if k == "input_output_alias" && v.contains(':') {
+            out.insert("aliased output".to_string());
+        }
+        if k == "entry_computation_layout" && non_default_layout_text(v) {
+            out.insert("non-default entry layout".to_string());
+        }
+    }
+    for comp in &m.computations {
+        for i in &comp.instructions {
+            if i.attr("sharding").is_some() {
+                out.insert("sharding".to_string());
+            }
+            match i.opcode {
+                Opcode::While => {
+                    let known =
+                        backend_config(i).is_some_and(|c| c.get("known_trip_count").is_some());
+                    if !known {
+                        out.insert("while without known trip count".to_string());
+                    }
+                }
+                Opcode::Conditional
+                    if i.comps("branch_computations").is_some_and(|b| b.len() >= 4) =>
+                {
+                    out.insert("conditional with 4+ branches".to_string());
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// Whether an `entry_computation_layout` text has a layout other than `{n-1,...,1,0}` (the
+/// element-size and tiling items after `:` are not looked at).
+fn non_default_layout_text(v: &str) -> bool {
+    let mut rest = v;
+    while let Some(open) = rest.find(']') {
+        rest = &rest[open + 1..];
+        let Some(body) = rest.strip_prefix('{') else {
+            continue;
+        };
+        let end = body.find('}').unwrap_or(body.len());
+        let dims = body[..end].split(':').next().unwrap_or("");
+        let m2m: Vec<i64> = dims
+            .split(',')
+            .filter_map(|d| d.trim().parse().ok())
+            .collect();
+        if m2m.windows(2).any(|w| w[0] < w[1]) {
+            return true;
+        }
+    }
+    false
 }
 
 /// How many modules reach each category.
@@ -391,6 +461,22 @@ pub fn measure_generated(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn structural_categories_are_read_from_the_optimized_module() {
+        let t = "HloModule a, input_output_alias={ {0}: (0, {}, may-alias) }, entry_computation_layout={(f32[4,3]{0,1}, s32[])->(f32[4,3]{1,0})}\n\nENTRY e {\n  p = f32[4,3]{0,1} parameter(0), sharding={replicated}\n  q = s32[] parameter(1)\n  ROOT t = (f32[4,3]{1,0}) tuple(p)\n}\n";
+        let m = hlo::parse::parse_module(t).unwrap();
+        let c = categories_of(&m);
+        for want in ["aliased output", "non-default entry layout", "sharding"] {
+            assert!(c.contains(want), "{want}: {c:?}");
+        }
+        assert!(!non_default_layout_text(
+            "{(f32[4,3]{1,0}, s4[2]{0:E(4)})->f32[]}"
+        ));
+        assert!(non_default_layout_text(
+            "{()->(f32[2]{0}, f32[2,3,4]{1,2,0})}"
+        ));
+    }
 
     #[test]
     fn split_keeps_single_module_whole() {
