@@ -422,6 +422,13 @@ fn gather(i: &Instruction, a: &Array, idx: &Array, dims: Vec<usize>) -> Result<A
     let ivd = attrs::req_int(i, "index_vector_dim")? as usize;
     let slice_sizes = attrs::dims(i, "slice_sizes")?;
     let rank = a.dims.len();
+    // A window of size 0 in a collapsed (or batching) dimension leaves no element to read for
+    // a non-empty result: XLA's semantics give it no value.
+    if product(&a.dims) == 0 && product(&dims) > 0 {
+        return Err(unsupported(
+            "gather with a non-empty result from an empty operand (an empty window)",
+        ));
+    }
     if slice_sizes.len() != rank
         || slice_sizes.iter().zip(&a.dims).any(|(s, d)| s > d)
         || start_index_map

@@ -484,3 +484,16 @@ fn a_sort_comparator_that_is_no_strict_weak_order_is_unsupported() {
         "{e}"
     );
 }
+
+/// A gather whose window is empty in a collapsed dimension (an empty operand, a non-empty
+/// result) has no element to read: refused as unsupported, not a panic (it was one: an index
+/// into the empty operand).
+#[test]
+fn a_gather_from_an_empty_window_is_refused_not_a_panic() {
+    let text = "HloModule g\nENTRY e {\n  a = f32[0] parameter(0)\n  i = s32[2,1] parameter(1)\n  ROOT g = f32[2] gather(a, i), offset_dims={}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={0}\n}\n";
+    let r = eval(text, &[f32s(&[0], &[]), s32s(&[2, 1], &[0, 1])]);
+    assert!(
+        matches!(&r, Err(interp::EvalError::Unsupported { what }) if what.contains("empty window")),
+        "{r:?}"
+    );
+}

@@ -28,14 +28,19 @@ fn time_to_bug_reads_a_campaigns_first_hits() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("c");
     let out_s = out.to_str().unwrap();
+    // The generator writes the constructs of known XLA bugs too, so that six modules hit some.
+    let gen_config = tmp.path().join("gen.json");
+    std::fs::write(&gen_config, r#"{"avoid_known_xla_bugs": false}"#).unwrap();
     let (code, _, err) = hlo_diff(&[
         "fuzz",
+        "--gen-config",
+        gen_config.to_str().unwrap(),
         "--backends",
         "interp,xla-cpu",
         "--iterations",
         "6",
         "--seed",
-        "5",
+        "2",
         "--jobs",
         "2",
         "--quiet",
@@ -60,14 +65,14 @@ fn time_to_bug_reads_a_campaigns_first_hits() {
         let e = want.entry(id.to_string()).or_insert((t, m));
         *e = (e.0.min(t), e.1.min(m));
     }
-    assert!(!want.is_empty(), "seed 5's six modules hit known bugs");
+    assert!(!want.is_empty(), "seed 2's six modules hit known bugs (atan2 at zero, a dead reduce's reducer call when generated)");
 
     let (code, json, err) = hlo_diff(&["time-to-bug", "--json", out_s]);
     assert_eq!(code, 0, "{err}");
     let t: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(t["schema"], "hlo-diff-time-to-bug/1");
     assert_eq!(t["campaigns"][0]["modules"], 6);
-    assert_eq!(t["campaigns"][0]["seed"], 5);
+    assert_eq!(t["campaigns"][0]["seed"], 2);
     let rows: BTreeMap<String, (f64, u64)> = t["rows"]
         .as_array()
         .unwrap()

@@ -4038,8 +4038,11 @@ fn entry_demand(
         if matches!(here, D::Unused) {
             continue;
         }
+        // (`bitcast-convert` is enclosed from its operand known exactly as a whole: it looks
+        // at every element.)
         let same_elements = i.opcode.is_elementwise()
-            || i.opcode.category() == hlo::opcode::Category::Conversion
+            || (i.opcode.category() == hlo::opcode::Category::Conversion
+                && i.opcode != Opcode::BitcastConvert)
             || i.opcode == Opcode::Copy;
         for &o in &i.operands {
             let keeps =
