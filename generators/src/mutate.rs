@@ -340,6 +340,22 @@ impl<'a, 'b> Mutator<'a, 'b> {
         hlo::edit::insert(&mut self.module.computations[c], before, i)
     }
 
+    /// Gives site `s` the attribute `name` and the result shape it now has, then brings its
+    /// users back to `orig` ([`Mutator::restore_shape`]).
+    fn set_attr_and_shape(
+        &mut self,
+        s: (CompId, InstrId),
+        name: &str,
+        attr: Attr,
+        shape: ArrayShape,
+        orig: &ArrayShape,
+    ) -> Option<()> {
+        let i = self.instr_mut(s);
+        i.set_attr(name, attr);
+        i.shape = Shape::Array(shape);
+        self.restore_shape(s, orig)
+    }
+
     /// After instruction `s` changed its array shape to one of the same rank and type, pads it
     /// back to `orig` (negative high padding where it grew) and makes its users use the pad.
     fn restore_shape(&mut self, s: (CompId, InstrId), orig: &ArrayShape) -> Option<()> {
@@ -531,10 +547,7 @@ fn pad_padding(mu: &mut Mutator) -> Option<String> {
         old.high,
         old.interior
     );
-    let i = mu.instr_mut(s);
-    i.set_attr("padding", Attr::Padding(p));
-    i.shape = Shape::Array(shape);
-    mu.restore_shape(s, &orig)?;
+    mu.set_attr_and_shape(s, "padding", Attr::Padding(p), shape, &orig)?;
     Some(what)
 }
 
@@ -567,10 +580,7 @@ fn slice_bounds(mu: &mut Mutator) -> Option<String> {
         old.limit,
         old.stride
     );
-    let i = mu.instr_mut(s);
-    i.set_attr("slice", Attr::Slice(sl));
-    i.shape = Shape::Array(shape);
-    mu.restore_shape(s, &orig)?;
+    mu.set_attr_and_shape(s, "slice", Attr::Slice(sl), shape, &orig)?;
     Some(what)
 }
 
@@ -664,10 +674,7 @@ fn window(mu: &mut Mutator) -> Option<String> {
             wd.window_dilation
         )
     );
-    let i = mu.instr_mut(s);
-    i.set_attr("window", Attr::Window(w));
-    i.shape = Shape::Array(shape);
-    mu.restore_shape(s, &orig)?;
+    mu.set_attr_and_shape(s, "window", Attr::Window(w), shape, &orig)?;
     Some(what)
 }
 

@@ -59,21 +59,7 @@ fn xla_cpu_accepts_generated_modules() {
         hlo::print::module_to_string(&generators::pack(&mods)),
     )
     .unwrap();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/xla_accept.py");
-    let out = Command::new(&py)
-        .arg(&script)
-        .arg("--dir")
-        .arg(dir.path())
-        .args(["--jobs", "2", "--python"])
-        .arg(&py)
-        .output()
-        .expect("run xla_accept.py");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "XLA rejected generated modules:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = xla_accept(&py, dir.path(), false);
     assert!(stdout.contains("accepted 181/181"), "{stdout}");
 }
 
@@ -98,16 +84,7 @@ fn xla_cpu_compiles_most_mutated_modules() {
         )
         .unwrap();
     }
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/xla_accept.py");
-    let out = Command::new(&py)
-        .arg(&script)
-        .arg("--dir")
-        .arg(dir.path())
-        .args(["--jobs", "2", "--json", "--python"])
-        .arg(&py)
-        .output()
-        .expect("run xla_accept.py");
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = xla_accept(&py, dir.path(), true);
     let summary: serde_json::Value = stdout
         .lines()
         .rev()
@@ -177,23 +154,35 @@ fn xla_cpu_accepts_structural_modules() {
             assert!(n >= 3, "only {n} of 30 modules have `{w}`");
         }
     }
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/xla_accept.py");
-    let out = Command::new(&py)
-        .arg(&script)
-        .arg("--dir")
-        .arg(dir.path())
-        .args(["--jobs", "2", "--python"])
-        .arg(&py)
-        .output()
-        .expect("run xla_accept.py");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "XLA rejected generated modules:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = xla_accept(&py, dir.path(), false);
     assert!(
         stdout.contains(&format!("accepted {files}/{files}")),
         "{stdout}"
     );
+}
+
+/// Runs `scripts/xla_accept.py` (XLA CPU's parser, verifier, conversion and compile) over the
+/// modules in `dir` with `py`: its stdout. Without `json`, every module must be accepted (the
+/// script's exit status says so); with it, the caller reads the summary line.
+fn xla_accept(py: &Path, dir: &Path, json: bool) -> String {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/xla_accept.py");
+    let mut cmd = Command::new(py);
+    cmd.arg(&script).arg("--dir").arg(dir).args(["--jobs", "2"]);
+    if json {
+        cmd.arg("--json");
+    }
+    let out = cmd
+        .arg("--python")
+        .arg(py)
+        .output()
+        .expect("run xla_accept.py");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    if !json {
+        assert!(
+            out.status.success(),
+            "XLA rejected generated modules:\n{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    stdout
 }
