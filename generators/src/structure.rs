@@ -8,6 +8,7 @@
 
 use crate::config::{Config, OpFamily};
 use crate::gen::{Comp, Gen};
+use hlo::edit::signature::AliasEntry;
 use hlo::{ArrayShape, Attr, InstrId, Layout, Module, Opcode, PrimitiveType, Shape};
 use std::collections::BTreeSet;
 
@@ -103,51 +104,35 @@ pub(crate) fn choose_aliases(
 
 /// `{ {0}: (1, {}, may-alias), ... }`, as XLA prints `input_output_alias`.
 pub fn alias_text(aliases: &[Alias]) -> String {
-    let items: Vec<String> = aliases
+    let entries: Vec<AliasEntry> = aliases
         .iter()
-        .map(|a| {
-            format!(
-                "{{{}}}: ({}, {{}}, {})",
-                a.output,
-                a.param,
-                if a.must { "must-alias" } else { "may-alias" }
-            )
+        .map(|a| AliasEntry {
+            output_index: vec![a.output],
+            parameter: a.param,
+            parameter_index: vec![],
+            must: a.must,
         })
         .collect();
-    format!("{{ {} }}", items.join(", "))
+    hlo::edit::signature::aliases_text(&entries)
 }
 
-/// The aliases of an `input_output_alias` text this module writes ([`alias_text`]); `None` for
-/// anything else (a nested output index, a parameter's sub-buffer).
+/// The aliases of an `input_output_alias` text of the form this module writes ([`alias_text`]:
+/// a whole parameter for one element of the root tuple); `None` for anything else (a nested
+/// output index, a parameter's sub-buffer).
 pub fn parse_alias_text(text: &str) -> Option<Vec<Alias>> {
-    let body = text.trim().strip_prefix('{')?.strip_suffix('}')?.trim();
-    let mut out = Vec::new();
-    for item in body.split("),").map(str::trim).filter(|s| !s.is_empty()) {
-        let item = item.trim_end_matches(')');
-        let (idx, rest) = item.split_once(':')?;
-        let output = idx
-            .trim()
-            .strip_prefix('{')?
-            .strip_suffix('}')?
-            .trim()
-            .parse()
-            .ok()?;
-        let rest = rest.trim().strip_prefix('(')?;
-        let mut parts = rest.splitn(2, ',');
-        let param = parts.next()?.trim().parse().ok()?;
-        let rest = parts.next()?.trim().strip_prefix("{}")?.trim();
-        let must = match rest.strip_prefix(',')?.trim() {
-            "must-alias" => true,
-            "may-alias" => false,
-            _ => return None,
-        };
-        out.push(Alias {
-            output,
-            param,
-            must,
-        });
-    }
-    Some(out)
+    hlo::edit::signature::parse_aliases(text)?
+        .into_iter()
+        .map(
+            |a| match (a.output_index.as_slice(), a.parameter_index.is_empty()) {
+                (&[output], true) => Some(Alias {
+                    output,
+                    param: a.parameter,
+                    must: a.must,
+                }),
+                _ => None,
+            },
+        )
+        .collect()
 }
 
 /// Whether `ty` may take a non-default layout here: sub-byte types are left alone (XLA gives
@@ -222,21 +207,6 @@ pub(crate) fn annotate_shardings(g: &mut Gen, c: &mut Comp) {
     }
 }
 
-/// The shape with every array's layout written out (the default where it has none).
-fn with_layouts(s: &Shape) -> Shape {
-    match s {
-        Shape::Array(a) => {
-            let mut a = a.clone();
-            if a.layout.is_none() {
-                a.layout = Some(Layout::row_major(a.rank()));
-            }
-            Shape::Array(a)
-        }
-        Shape::Tuple(t) => Shape::Tuple(t.iter().map(with_layouts).collect()),
-        other => other.clone(),
-    }
-}
-
 fn non_default(a: &ArrayShape) -> bool {
     a.layout
         .as_ref()
@@ -257,22 +227,15 @@ fn entry_has_layouts(m: &Module) -> bool {
 /// `{(p0, p1, ...)->result}` with every layout written out.
 pub fn entry_layout_text(m: &Module) -> String {
     let e = m.entry_computation();
-    let mut params: Vec<(i64, &Shape)> = e
+    let mut params: Vec<(i64, Shape)> = e
         .instructions
         .iter()
         .filter(|i| i.opcode == Opcode::Parameter)
-        .map(|i| (i.parameter_number.unwrap_or(0), &i.shape))
+        .map(|i| (i.parameter_number.unwrap_or(0), i.shape.clone()))
         .collect();
     params.sort_by_key(|p| p.0);
-    let ps: Vec<String> = params
-        .iter()
-        .map(|(_, s)| hlo::print::shape_to_string(&with_layouts(s)))
-        .collect();
-    format!(
-        "{{({})->{}}}",
-        ps.join(", "),
-        hlo::print::shape_to_string(&with_layouts(&e.root_instruction().shape))
-    )
+    let params: Vec<Shape> = params.into_iter().map(|p| p.1).collect();
+    hlo::edit::signature::entry_layout_text(&params, &e.root_instruction().shape)
 }
 
 /// The module header: `input_output_alias` when there are aliases, `entry_computation_layout`
@@ -480,7 +443,7 @@ mod tests {
         let t = alias_text(&a);
         assert_eq!(t, "{ {0}: (2, {}, may-alias), {3}: (0, {}, must-alias) }");
         assert_eq!(parse_alias_text(&t), Some(a));
-        assert_eq!(parse_alias_text("{  }"), Some(vec![]));
+        assert_eq!(parse_alias_text("{ }"), Some(vec![]));
         assert_eq!(parse_alias_text("{ {0, 1}: (0, {}, may-alias) }"), None);
     }
 }

@@ -125,6 +125,70 @@ fn cleanup_removes_unused_parameters_and_computations() {
     );
 }
 
+/// The signature's header attributes survive cleanup, fitted to what is left: the alias of a
+/// surviving parameter is renumbered, the layout of each surviving parameter is kept, and an
+/// alias whose output no longer exists (or whose parameter is gone) is dropped. A minimized
+/// in-place bug keeps its aliasing.
+#[test]
+fn cleanup_renumbers_aliases_and_layouts_instead_of_dropping_them() {
+    let text = "HloModule in_place, input_output_alias={ {0}: (2, {}, must-alias), {1}: (1, {}, may-alias) }, buffer_donor={ (2, {}) }, entry_computation_layout={(f32[3]{0}, s32[], f32[2,4]{0,1})->(f32[2,4]{0,1}, s32[])}\n\n\
+ENTRY main {\n\
+  unused = f32[3]{0} parameter(0)\n\
+  i = s32[] parameter(1)\n\
+  buf = f32[2,4]{0,1} parameter(2)\n\
+  one = f32[] constant(1)\n\
+  upd = f32[1,4]{0,1} broadcast(one), dimensions={}\n\
+  zero = s32[] constant(0)\n\
+  d = f32[2,4]{0,1} dynamic-update-slice(buf, upd, i, zero)\n\
+  ROOT t = (f32[2,4]{0,1}, s32[]) tuple(d, i)\n\
+}\n";
+    let m = hlo::parse::parse_module(text).unwrap();
+    let case = Case {
+        module: m,
+        inputs: vec![
+            f32s(vec![3], &[0.0; 3]),
+            s32s(vec![], &[1]),
+            f32s(vec![2, 4], &[0.0; 8]),
+        ],
+    };
+    let cleaned = unused::cleanup(&case).unwrap();
+    verify(&cleaned).unwrap();
+    assert_eq!(cleaned.inputs.len(), 2, "the unused parameter is gone");
+    let attr = |m: &hlo::Module, k: &str| {
+        m.header_attrs
+            .iter()
+            .find(|(a, _)| a == k)
+            .map(|(_, v)| v.clone())
+    };
+    let m = &cleaned.module;
+    assert_eq!(
+        attr(m, "input_output_alias").as_deref(),
+        Some("{ {0}: (1, {}, must-alias), {1}: (0, {}, may-alias) }")
+    );
+    assert_eq!(attr(m, "buffer_donor").as_deref(), Some("{ (1, {}) }"));
+    let layout = attr(m, "entry_computation_layout").unwrap();
+    assert!(
+        layout.starts_with("{(s32[]") && layout.contains("f32[2,4]{0,1})->(f32[2,4]{0,1}, s32[]"),
+        "{layout}"
+    );
+    // XLA reads the cleaned module's text and keeps what it says.
+    let printed = hlo::print::module_to_string(m);
+    assert!(hlo::parse::parse_module(&printed).is_ok(), "{printed}");
+
+    // Cutting the root to the update alone: the output index {1} is gone and {0} is no longer
+    // a tuple element: both aliases are dropped (the attribute with them), not left dangling.
+    let mut cut = case.clone();
+    let entry = cut.module.entry;
+    let c = &mut cut.module.computations[entry];
+    c.root = c.find("d").unwrap();
+    let cleaned = unused::cleanup(&cut).unwrap();
+    verify(&cleaned).unwrap();
+    assert_eq!(attr(&cleaned.module, "input_output_alias"), None);
+    assert!(attr(&cleaned.module, "entry_computation_layout")
+        .unwrap()
+        .ends_with("->f32[2,4]{0,1}}"));
+}
+
 /// Every candidate of every reduction on the example either fails our verifier or keeps the
 /// module evaluable; the parameter reduction keeps values (the new input is the old value).
 #[test]

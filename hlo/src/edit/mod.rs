@@ -2,6 +2,7 @@
 //! share: inserting an instruction (shifting the ids after it), redirecting uses, fresh names,
 //! constants of a shape, and removing what nothing uses ([`unused`]).
 
+pub mod signature;
 pub mod unused;
 
 use crate::{

@@ -1,18 +1,11 @@
 //! Removing what nothing uses: dead instructions (in every computation), entry parameters the
 //! root no longer reaches (renumbered, with their inputs dropped) and computations no
 //! instruction calls. Applied to every candidate before it is tried, so the other reductions
-//! only need to cut a use.
+//! only need to cut a use. The signature's header attributes are refitted to what is left
+//! ([`super::signature::refit`]).
 
 use super::{self as edit, Case};
 use crate::{Attr, CompId, Computation, InstrId, Module, Opcode};
-
-/// Header attributes that describe the entry's signature; they are dropped once the minimizer
-/// edits it (XLA would refuse a layout that no longer fits).
-const SIGNATURE_HEADER_ATTRS: [&str; 3] = [
-    "entry_computation_layout",
-    "input_output_alias",
-    "buffer_donor",
-];
 
 /// The case without unused instructions, parameters and computations, or `None` when a
 /// reference is out of range (the caller's verifier will refuse such a case anyway).
@@ -22,8 +15,7 @@ pub fn cleanup(case: &Case) -> Option<Case> {
     if m.entry >= m.computations.len() {
         return None;
     }
-    m.header_attrs
-        .retain(|(k, _)| !SIGNATURE_HEADER_ATTRS.contains(&k.as_str()));
+    let mut renumbered: Vec<Option<i64>> = Vec::new();
     for ci in 0..m.computations.len() {
         let is_entry = ci == m.entry;
         let c = &mut m.computations[ci];
@@ -57,16 +49,27 @@ pub fn cleanup(case: &Case) -> Option<Case> {
                 inputs.remove(n);
             }
             for (k, i) in c.instructions.iter_mut().enumerate() {
-                if i.opcode == Opcode::Parameter && keep[k] {
-                    let n = i.parameter_number.unwrap_or(0) as usize;
+                if i.opcode != Opcode::Parameter {
+                    continue;
+                }
+                let n = i.parameter_number.unwrap_or(0) as usize;
+                if n >= inputs.len() + removed.len() {
+                    return None;
+                }
+                if renumbered.len() <= n {
+                    renumbered.resize(n + 1, None);
+                }
+                if keep[k] {
                     let below = removed.iter().filter(|&&r| r < n).count();
                     i.parameter_number = Some((n - below) as i64);
+                    renumbered[n] = i.parameter_number;
                 }
             }
         }
         retain_instructions(c, &keep);
     }
     remove_uncalled_computations(&mut m);
+    super::signature::refit(&mut m, &renumbered);
     Some(Case { module: m, inputs })
 }
 
