@@ -427,6 +427,40 @@ fn array(s: &Shape) -> Option<&ArrayShape> {
     }
 }
 
+/// Why a module is not compiler input as XLA defines it, or `None` when it is: it holds an op
+/// that only XLA's own passes write.
+/// - `fusion`: made by the fusion passes; the workers' HLO -> MLIR route refuses it.
+/// - a `bitcast` that is not the identity: a bitcast means something only once layouts are
+///   assigned, and XLA's layout assignment refuses any bitcast it meets (layout_assignment.cc:
+///   "a bitcast instruction present in the IR before layout assignment is a bug"); the
+///   identity ones are removed by the simplifier before it.
+///
+/// The seed list keeps only compiler input, and a mutation that makes anything else is undone.
+pub fn not_compiler_input(m: &Module) -> Option<String> {
+    for c in &m.computations {
+        for i in &c.instructions {
+            match i.opcode {
+                hlo::Opcode::Fusion => return Some(format!("{} is a fusion", i.name)),
+                hlo::Opcode::Bitcast => {
+                    let operand = i.operands.first().and_then(|&o| c.instructions.get(o));
+                    let identity = operand.is_some_and(|o| {
+                        hlo::edit::signature::with_layouts(&o.shape)
+                            == hlo::edit::signature::with_layouts(&i.shape)
+                    });
+                    if !identity {
+                        return Some(format!(
+                            "{} is a bitcast that changes the shape or layout",
+                            i.name
+                        ));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    None
+}
+
 /// Whether a module stays within a configuration's bounds, as generated ones do: no array over
 /// `max_elements` elements, no dot or convolution over `max_work` multiply-adds (so that the
 /// oracle runs it quickly). What the seed list keeps.
@@ -1414,7 +1448,8 @@ fn splice_reducer(mu: &mut Mutator) -> Option<String> {
 // Driving the mutations.
 
 /// Applies one to [`MAX_MUTATIONS`] mutations drawn from `u` to `module`; each must leave the
-/// module valid for our verifier (one that does not is undone and another kind is drawn).
+/// module valid for our verifier and compiler input ([`not_compiler_input`]); one that does not
+/// is undone and another kind is drawn.
 /// Returns the mutated module and the descriptions of the mutations applied (`kind: what`).
 pub fn apply_mutations(
     module: Module,
@@ -1436,7 +1471,8 @@ pub fn apply_mutations(
             match f(&mut mu) {
                 Some(what)
                     if hlo::verify::verify_module(&mu.module).is_ok()
-                        && largest_array(&mu.module) <= mu.max_elements =>
+                        && largest_array(&mu.module) <= mu.max_elements
+                        && not_compiler_input(&mu.module).is_none() =>
                 {
                     done.push(format!("{}: {what}", kind.name()));
                     break;

@@ -13,7 +13,7 @@
 //! Errors name the instruction's position in the text it was parsed from
 //! ([`Instruction::pos`]), so a tool can print `FILE:LINE:COL: ...`.
 
-use crate::ir::{CompId, Computation, Instruction, Module, SourcePos};
+use crate::ir::{Attr, CompId, Computation, Instruction, Module, SourcePos};
 use crate::literal::Literal;
 use crate::opcode::Opcode;
 use crate::shape::{ArrayShape, Shape, UNBOUNDED_SIZE};
@@ -891,6 +891,7 @@ impl<'a> V<'a> {
             Conditional => self.conditional(),
             Call => {
                 let f = self.comp("to_apply")?;
+                self.check_composite_version()?;
                 self.check_call(f, "to_apply")
             }
             Fusion => {
@@ -1631,6 +1632,31 @@ impl<'a> V<'a> {
     }
 
     /// The called computation takes the operands' shapes and returns the result's.
+    /// A composite call's `composite.version`, when it has one, is a non-negative integer
+    /// (XLA's invariant of composite calls, hlo_instruction.cc; its parser does not check it, its
+    /// HLO -> MLIR conversion refuses the module).
+    fn check_composite_version(&self) -> Result<(), String> {
+        let composite = match self.instr.attr("is_composite") {
+            Some(Attr::Bool(b)) => *b,
+            Some(Attr::Raw(t) | Attr::Ident(t)) => t == "true",
+            _ => false,
+        };
+        let Some(Attr::Raw(fa)) = self.instr.attr("frontend_attributes") else {
+            return Ok(());
+        };
+        let Some(rest) = fa.split("composite.version=").nth(1).filter(|_| composite) else {
+            return Ok(());
+        };
+        let v = rest.trim_start_matches('"');
+        let v = &v[..v.find(['"', ',', '}']).unwrap_or(v.len())];
+        match v.trim().parse::<i64>() {
+            Ok(n) if n >= 0 => Ok(()),
+            _ => Err(format!(
+                "a composite call's composite.version must be a non-negative integer, not {v}"
+            )),
+        }
+    }
+
     fn check_call(&self, f: &Computation, attr: &str) -> R {
         let ps = f.parameter_shapes();
         if ps.len() != self.instr.operands.len() {
@@ -2435,6 +2461,25 @@ mod tests {
         );
         ok("  %p = c64[4] parameter(0)\n  ROOT %a = f32[4] abs(%p)");
         ok("  %p = f32[] parameter(0)\n  %x = f32[4] parameter(1)\n  ROOT %c = f32[4] clamp(%p, %x, %p)");
+    }
+
+    #[test]
+    fn a_composite_version_is_a_non_negative_integer() {
+        let text = |v: &str| {
+            format!(
+                "HloModule m\n\nf {{\n  x = f32[] parameter(0)\n  ROOT n = f32[] negate(x)\n}}\n\n\
+                 ENTRY e {{\n  c = f32[] constant(0)\n  ROOT k = f32[] call(c), is_composite=true, to_apply=f, \
+                 frontend_attributes={{composite.attributes={{n = 1 : i32}},composite.name=\"foo.bar\",composite.version=\"{v}\"}}\n}}\n"
+            )
+        };
+        let check = |v: &str| verify_module(&crate::parse::parse_module(&text(v)).unwrap());
+        assert!(check("0").is_ok() && check("3").is_ok());
+        let e = check("-1").unwrap_err();
+        assert!(
+            e.to_string().contains("non-negative integer, not -1"),
+            "{e}"
+        );
+        assert!(check("x").is_err());
     }
 
     #[test]

@@ -303,9 +303,23 @@ pub fn eval(i: &Instruction, arrays: &[&Array], operand_shapes: &[&Shape]) -> Re
             crate::convert::convert(&src, ty)
         }
         O::SetDimensionSize => {
-            // Static evaluation: the array keeps its full (bound) size.
-            let a = arrays.first().ok_or_else(|| invalid("missing operand"))?;
-            Ok((*a).clone())
+            // Static evaluation: the array keeps its full (bound) size. A smaller size makes
+            // the elements past it unspecified (XLA returns whatever its buffer holds there),
+            // which the oracle does not model: it evaluates only the size that is the bound.
+            want(arrays, 2)?;
+            let a = arrays[0];
+            let d = attrs::dims(i, "dimensions")?;
+            let bound = d
+                .first()
+                .and_then(|&d| a.dims.get(d))
+                .ok_or_else(|| invalid("bad dimensions"))?;
+            let size = arrays[1].get_i64(0);
+            if size != *bound as i64 {
+                return Err(unsupported(format!(
+                    "set-dimension-size to {size} below the bound {bound}: dynamic sizes are not modelled"
+                )));
+            }
+            Ok(a.clone())
         }
         op => Err(unsupported(format!("opcode {}", op.name()))),
     }

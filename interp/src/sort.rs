@@ -14,6 +14,9 @@ use hlo::{Instruction, Opcode, Shape, TypeClass};
 
 /// Stable merge sort of `v` with a fallible "less than".
 ///
+/// A comparator under which the merge sort's result is not sorted is no strict weak order
+/// either, and refused the same way.
+///
 /// A comparator that holds for an element and itself is no strict weak order, and XLA leaves
 /// the order undefined then (XLA CPU sorts with the C++ library, which requires one: C++
 /// [alg.sorting.general]); there is no result to compare against, so it is unsupported (a
@@ -57,6 +60,20 @@ fn merge_sort(
         }
         std::mem::swap(v, &mut buf);
         width *= 2;
+    }
+    // Under a strict weak order a merge sort's result is sorted; where an element is still
+    // less than the one before it, the comparator is none (`NE` is one such: it holds both
+    // ways for any two different elements), and XLA CPU's sort may do anything with it (it
+    // has crashed on one).
+    for k in 1..v.len() {
+        if less(v[k], v[k - 1])? {
+            return Err(crate::unsupported(format!(
+                "a sort comparator that is no strict weak order: after sorting, element {} is \
+                 still less than element {} before it, and XLA leaves the order undefined",
+                v[k],
+                v[k - 1]
+            )));
+        }
     }
     Ok(())
 }

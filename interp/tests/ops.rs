@@ -497,3 +497,38 @@ fn a_gather_from_an_empty_window_is_refused_not_a_panic() {
         "{r:?}"
     );
 }
+
+/// `set-dimension-size` to the bound is the array itself; to a smaller size the elements past
+/// it are unspecified (XLA returns what its buffer held), which the oracle does not model: it
+/// refuses instead of claiming the full array.
+#[test]
+fn set_dimension_size_below_the_bound_is_refused() {
+    let text = "HloModule s\nENTRY e {\n  a = f32[3] parameter(0)\n  n = s32[] parameter(1)\n  ROOT s = f32[<=3] set-dimension-size(a, n), dimensions={0}\n}\n";
+    let a = f32s(&[3], &[1.0, 2.0, 3.0]);
+    let r = eval(text, &[a.clone(), s32s(&[], &[3])]);
+    assert_eq!(r.unwrap(), a);
+    let r = eval(text, &[a, s32s(&[], &[1])]);
+    assert!(
+        matches!(&r, Err(interp::EvalError::Unsupported { what }) if what.contains("below the bound")),
+        "{r:?}"
+    );
+}
+
+/// A comparator that holds both ways for two different elements (`NE`) is no strict weak
+/// order: the merge sort's result is not sorted under it, and the oracle refuses instead of
+/// returning some permutation (XLA CPU crashed with SIGSEGV on one, campaign seed 11235813).
+#[test]
+fn a_not_equal_comparator_is_refused() {
+    let text = "HloModule s\n\ncmp {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT ne = pred[] compare(b, a), direction=NE, type=FLOAT\n}\n\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT s = f32[4] sort(x), dimensions={0}, to_apply=cmp\n}\n";
+    let r = eval(text, &[f32s(&[4], &[3.0, 1.0, 2.0, 0.5])]);
+    assert!(
+        matches!(&r, Err(interp::EvalError::Unsupported { what }) if what.contains("still less than")),
+        "{r:?}"
+    );
+    // The same data under LT sorts.
+    let lt = text.replace("direction=NE", "direction=LT");
+    assert_eq!(
+        eval(&lt, &[f32s(&[4], &[3.0, 1.0, 2.0, 0.5])]).unwrap(),
+        f32s(&[4], &[3.0, 2.0, 1.0, 0.5])
+    );
+}

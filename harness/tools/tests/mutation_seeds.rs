@@ -7,7 +7,8 @@
 //! Usable: our parser reads it, with metadata and header attributes dropped
 //! (`generators::mutate::canonical_seed`) our printer's text parses back to the same module,
 //! our verifier accepts it (mixed precision included, which the oracle refuses), no constant is
-//! elided, it holds no `fusion` (the workers' HLO -> MLIR route refuses fusions), it stays
+//! elided, it is compiler input (`mutate::not_compiler_input`: no `fusion`, no bitcast but the
+//! identity), it stays
 //! within the default configuration's bounds (`mutate::within_bounds`: array elements, dot and
 //! convolution work), and the oracle evaluates it on seeded inputs within a
 //! small budget. A text another
@@ -79,17 +80,6 @@ fn candidates() -> Vec<(String, String)> {
     out
 }
 
-/// Whether the module holds a `fusion`: the XLA workers' HLO -> MLIR route drops a fusion's
-/// backend config and refuses such modules (4 of the 5 mutated modules XLA CPU refused in
-/// `generators/tests/xla.rs` before this rule), which would only make refusals of the route.
-fn has_fusion(m: &hlo::Module) -> bool {
-    m.computations.iter().any(|c| {
-        c.instructions
-            .iter()
-            .any(|i| i.opcode == hlo::Opcode::Fusion)
-    })
-}
-
 /// The seed's text when the module is usable.
 fn usable(text: &str) -> Option<String> {
     let m = std::panic::catch_unwind(|| hlo::parse::parse_module(text).ok())
@@ -106,7 +96,7 @@ fn usable(text: &str) -> Option<String> {
         || hlo::verify::mixed_precision(&again).is_some()
         || has_elided_constant(&again)
         || !generators::mutate::within_bounds(&again, &generators::Config::default())
-        || has_fusion(&again)
+        || generators::mutate::not_compiler_input(&again).is_some()
     {
         return None;
     }
