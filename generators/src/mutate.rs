@@ -430,6 +430,8 @@ fn array(s: &Shape) -> Option<&ArrayShape> {
 /// Why a module is not compiler input as XLA defines it, or `None` when it is: it holds an op
 /// that only XLA's own passes write.
 /// - `fusion`: made by the fusion passes; the workers' HLO -> MLIR route refuses it.
+/// - the custom-calls `PadToStatic` and `SliceToDynamic`: made by the dynamic padder, which
+///   lowers dynamic shapes; XLA CPU's code generation does not implement them on their own.
 /// - a `bitcast` that is not the identity: a bitcast means something only once layouts are
 ///   assigned, and XLA's layout assignment refuses any bitcast it meets (layout_assignment.cc:
 ///   "a bitcast instruction present in the IR before layout assignment is a bug"); the
@@ -441,6 +443,17 @@ pub fn not_compiler_input(m: &Module) -> Option<String> {
         for i in &c.instructions {
             match i.opcode {
                 hlo::Opcode::Fusion => return Some(format!("{} is a fusion", i.name)),
+                hlo::Opcode::CustomCall
+                    if matches!(
+                        i.attr("custom_call_target"),
+                        Some(hlo::Attr::Str(t)) if t == "PadToStatic" || t == "SliceToDynamic"
+                    ) =>
+                {
+                    return Some(format!(
+                        "{} is a custom-call XLA's dynamic padder writes",
+                        i.name
+                    ))
+                }
                 hlo::Opcode::Bitcast => {
                     let operand = i.operands.first().and_then(|&o| c.instructions.get(o));
                     let identity = operand.is_some_and(|o| {

@@ -268,10 +268,33 @@ fn first_line(s: &str) -> String {
         .or_else(|| {
             find(&|l| (l.contains("error") || l.contains("Error")) && !l.contains("Fatal Python"))
         })
+        .or_else(|| lines.iter().find(|l| is_status_line(l)).copied())
         .or_else(|| find(&|l| l.contains("Fatal Python error")))
         .or_else(|| find(&|l| !l.trim().is_empty()))
         .unwrap_or("");
-    pick.trim().chars().take(400).collect()
+    let mut out: String = pick.trim().chars().take(400).collect();
+    // XLA's pipeline says after which pass its verifier refused the module on a line of its
+    // own ("Failed after simplification"): kept beside the error it explains.
+    if let Some(after) = lines
+        .iter()
+        .map(|l| l.trim())
+        .find(|l| l.starts_with("Failed after "))
+    {
+        if !out.contains(after) {
+            out = format!("{out} ({after})");
+        }
+    }
+    out
+}
+
+/// A line that starts with an absl status code (`INTERNAL: ...`, `INVALID_ARGUMENT: ...`): the
+/// first line of the error XLA returned.
+fn is_status_line(l: &str) -> bool {
+    let l = l.trim_start();
+    let Some((code, _)) = l.split_once(": ") else {
+        return false;
+    };
+    code.len() >= 5 && code.bytes().all(|b| b.is_ascii_uppercase() || b == b'_')
 }
 
 /// Classifies the outcomes of one module on several backends (`(backend name, outcome)`, the
@@ -556,6 +579,32 @@ mod crash_message_tests {
         let plain = "Fatal Python error: Aborted\n";
         assert_eq!(super::first_line(plain), "Fatal Python error: Aborted");
         assert!(!super::is_fatal_log_line("Fatal Python error: Aborted"));
+    }
+
+    /// A rejection by XLA's verifier between passes is named by its status line and the pass
+    /// after which it came, not by the "Failed after ..." line alone (which every such
+    /// rejection after that pass shares).
+    #[test]
+    fn a_verifier_rejection_is_named_by_its_status_line_and_pass() {
+        let msg = "INTERNAL: during context [hlo verifier]: Mismatched tuple structure in original_value for instruction %while.1\nIn shape only: {{}}\nIn original_value only: {{0}, {1}}\n\nFailed after pipeline-start";
+        let m = super::first_line(msg);
+        assert!(
+            m.starts_with("INTERNAL: during context [hlo verifier]: Mismatched tuple"),
+            "{m}"
+        );
+        assert!(m.ends_with("(Failed after pipeline-start)"), "{m}");
+        // An error line still comes first; a message of one line is itself.
+        assert_eq!(
+            super::first_line("UNKNOWN: x\n<unknown>:0: error: Failed to parse"),
+            "<unknown>:0: error: Failed to parse"
+        );
+        assert_eq!(
+            super::first_line("INTERNAL: Unsupported type: TUPLE"),
+            "INTERNAL: Unsupported type: TUPLE"
+        );
+        assert!(!super::is_status_line(
+            "See https://openxla.org/xla/errors/error_5 for more details."
+        ));
     }
 }
 
