@@ -227,14 +227,10 @@ fn entry_has_layouts(m: &Module) -> bool {
 /// `{(p0, p1, ...)->result}` with every layout written out.
 pub fn entry_layout_text(m: &Module) -> String {
     let e = m.entry_computation();
-    let mut params: Vec<(i64, Shape)> = e
-        .instructions
-        .iter()
-        .filter(|i| i.opcode == Opcode::Parameter)
-        .map(|i| (i.parameter_number.unwrap_or(0), i.shape.clone()))
+    let params: Vec<Shape> = hlo::edit::signature::parameter_shapes(e)
+        .into_iter()
+        .map(|p| p.1)
         .collect();
-    params.sort_by_key(|p| p.0);
-    let params: Vec<Shape> = params.into_iter().map(|p| p.1).collect();
     hlo::edit::signature::entry_layout_text(&params, &e.root_instruction().shape)
 }
 

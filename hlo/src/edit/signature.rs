@@ -4,7 +4,7 @@
 //! (renumbered) and drop only what no longer does. A repro of an aliasing bug keeps its alias
 //! through minimization this way.
 
-use crate::{Module, Opcode, Shape};
+use crate::{Computation, Module, Opcode, Shape};
 
 /// One `{output}: (parameter, {parameter index}, kind)` entry of `input_output_alias`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -158,6 +158,18 @@ pub fn with_layouts(s: &Shape) -> Shape {
     }
 }
 
+/// A computation's parameters as (number, shape), by number.
+pub fn parameter_shapes(c: &Computation) -> Vec<(i64, Shape)> {
+    let mut params: Vec<(i64, Shape)> = c
+        .instructions
+        .iter()
+        .filter(|i| i.opcode == Opcode::Parameter)
+        .map(|i| (i.parameter_number.unwrap_or(0), i.shape.clone()))
+        .collect();
+    params.sort_by_key(|p| p.0);
+    params
+}
+
 /// Makes the signature header attributes fit the entry as it is now. `renumbered[n]` is the
 /// new number of the entry parameter that was number `n` before the edit (`None`: removed).
 /// - `entry_computation_layout` keeps the layout it gave each surviving parameter and the
@@ -170,13 +182,7 @@ pub fn refit(m: &mut Module, renumbered: &[Option<i64>]) {
     let Some(entry) = m.computations.get(m.entry) else {
         return;
     };
-    let mut params: Vec<(i64, Shape)> = entry
-        .instructions
-        .iter()
-        .filter(|i| i.opcode == Opcode::Parameter)
-        .map(|i| (i.parameter_number.unwrap_or(0), i.shape.clone()))
-        .collect();
-    params.sort_by_key(|p| p.0);
+    let params = parameter_shapes(entry);
     let root = entry
         .instructions
         .get(entry.root)
