@@ -25,13 +25,7 @@ pub struct BufferDonor {
 
 /// `{ {0}: (0, {}, may-alias), {1, 0}: (2, {1}) }`, or `None` when the text is not of that form.
 pub fn parse_aliases(text: &str) -> Option<Vec<AliasEntry>> {
-    let mut t = Cursor::new(text);
-    t.eat('{')?;
-    let mut out = Vec::new();
-    if t.try_eat('}') {
-        return t.end().then_some(out);
-    }
-    loop {
+    Cursor::new(text).braced_list(|t| {
         let output_index = t.index()?;
         t.eat(':')?;
         t.eat('(')?;
@@ -47,17 +41,13 @@ pub fn parse_aliases(text: &str) -> Option<Vec<AliasEntry>> {
             };
         }
         t.eat(')')?;
-        out.push(AliasEntry {
+        Some(AliasEntry {
             output_index,
             parameter,
             parameter_index,
             must,
-        });
-        if t.try_eat('}') {
-            return t.end().then_some(out);
-        }
-        t.eat(',')?;
-    }
+        })
+    })
 }
 
 /// The text XLA prints for `input_output_alias`.
@@ -79,24 +69,14 @@ pub fn aliases_text(entries: &[AliasEntry]) -> String {
 
 /// `{ (0, {}), (1, {0}) }`, or `None` when the text is not of that form.
 pub fn parse_buffer_donors(text: &str) -> Option<Vec<BufferDonor>> {
-    let mut t = Cursor::new(text);
-    t.eat('{')?;
-    let mut out = Vec::new();
-    if t.try_eat('}') {
-        return t.end().then_some(out);
-    }
-    loop {
+    Cursor::new(text).braced_list(|t| {
         t.eat('(')?;
         let parameter = t.int()?;
         t.eat(',')?;
         let index = t.index()?;
         t.eat(')')?;
-        out.push(BufferDonor { parameter, index });
-        if t.try_eat('}') {
-            return t.end().then_some(out);
-        }
-        t.eat(',')?;
-    }
+        Some(BufferDonor { parameter, index })
+    })
 }
 
 /// The text XLA prints for `buffer_donor`.
@@ -303,6 +283,21 @@ impl<'a> Cursor<'a> {
     }
     fn int(&mut self) -> Option<i64> {
         self.word()?.parse().ok()
+    }
+    /// `{ item, item, ... }` to the end of the text, each item read by `item`.
+    fn braced_list<T>(&mut self, mut item: impl FnMut(&mut Self) -> Option<T>) -> Option<Vec<T>> {
+        self.eat('{')?;
+        let mut out = Vec::new();
+        if !self.try_eat('}') {
+            loop {
+                out.push(item(self)?);
+                if self.try_eat('}') {
+                    break;
+                }
+                self.eat(',')?;
+            }
+        }
+        self.end().then_some(out)
     }
     /// `{}` or `{0, 1}`: a shape index.
     fn index(&mut self) -> Option<Vec<usize>> {
