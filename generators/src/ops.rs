@@ -812,7 +812,10 @@ fn red_opcode(r: Red) -> Opcode {
     }
 }
 
-/// The identity of a reduction: XLA leaves results implementation-defined for other inits.
+/// The identity of a reduction: with another init the semantics table leaves the result
+/// implementation-defined (`hlo::semantics::Condition::NotAMonoid`: any value, which decides
+/// nothing), so generated reductions take this one (`tests/semantics.rs` keeps the rule tied to
+/// the table).
 pub(crate) fn identity(r: Red, t: PrimitiveType) -> Scalar {
     let bits = t.bit_width();
     let umax = if bits >= 64 {

@@ -370,6 +370,18 @@ impl Module {
         self.computations.iter().map(|c| c.instructions.len()).sum()
     }
 
+    /// Elements of every instruction's result (all leaves), over all computations: with
+    /// [`Module::instruction_count`], how large a module is (the minimizer never grows it; a
+    /// campaign calibrates its stage limits by it).
+    pub fn result_elements(&self) -> u128 {
+        self.computations
+            .iter()
+            .flat_map(|c| &c.instructions)
+            .flat_map(|i| i.shape.leaves())
+            .map(|a| u128::from(a.element_count().unwrap_or(0)))
+            .sum()
+    }
+
     /// Every opcode used anywhere in the module, with its count.
     pub fn opcode_histogram(&self) -> std::collections::BTreeMap<Opcode, usize> {
         let mut m = std::collections::BTreeMap::new();

@@ -10,6 +10,7 @@ pub mod opcode;
 pub mod parse;
 pub mod print;
 pub mod proto;
+pub mod semantics;
 pub mod shape;
 pub mod types;
 pub mod verify;

@@ -132,15 +132,16 @@ pub(crate) fn unary_float_fn(op: Opcode) -> Option<fn(f64) -> f64> {
     })
 }
 
-/// Complex functions with XLA CPU's formulas and special cases (its elemental IR emitter), computed
-/// on Complex64: where a textbook formula overflows to inf/inf = NaN, XLA's gives the limit, and
-/// where XLA's own formula yields NaN (e.g. `tanh(x + inf i)`), so does this one.
 /// Complex functions with XLA CPU's formulas and special cases (its elemental IR emitter),
 /// computed in the component type (f32 for c64, f64 for c128) so that overflow happens where
 /// XLA's does: where a textbook formula overflows to inf/inf = NaN, XLA's gives the limit, and
 /// where XLA's own formula yields NaN (e.g. `tanh(x + inf i)`), so does this one.
 macro_rules! xla_complex_fns {
     ($m:ident, $f:ty) => {
+        // XLA's formulas are implementation choices the explanation search tries (the c64
+        // instance) and the c128 forms of multiply, atan2 and power; the reference is
+        // `crate::annex_g`, so not every formula is used in both instances.
+        #[allow(dead_code)]
         pub(crate) mod $m {
             type F = $f;
             type C = num_complex::Complex<F>;
@@ -213,11 +214,13 @@ macro_rules! xla_complex_fns {
                 c(a.re * b.re - a.im * b.im, a.im * b.re + a.re * b.im)
             }
 
-            /// The product in the contraction `form` (see [`crate::variant::ComplexMul`]).
+            /// The product in the contraction `form` (see [`crate::variant::ComplexMul`]; the
+            /// Annex G reference is computed in double precision elsewhere, so here it is the
+            /// fused form).
             pub fn mul_in(form: crate::variant::ComplexMul) -> fn(C, C) -> C {
                 use crate::variant::ComplexMul as M;
                 match form {
-                    M::Fused => mul,
+                    M::AnnexG | M::Fused => mul,
                     M::FusedOtherIm => mul_fused_other_im,
                     M::UnfusedIm => mul_unfused_im,
                     M::Unfused => mul_unfused,
@@ -541,34 +544,46 @@ fn c64_binop(op: Opcode) -> Option<fn(Complex32, Complex32) -> Complex32> {
 }
 
 /// The complex variant of each unary op (computed on Complex64, rounded once to the element type).
+/// The special values are C99 Annex G's ([`crate::annex_g`]).
 pub(crate) fn unary_complex_fn(op: Opcode) -> Option<fn(Complex64) -> Complex64> {
-    use xla_complex as X;
+    use crate::annex_g as G;
     use Opcode as O;
     Some(match op {
         O::Negate => |z: Complex64| -z,
-        O::Exp => X::exp,
-        O::Expm1 => X::expm1,
-        O::Log => X::log,
-        O::Log1p => X::log1p,
-        O::Sqrt => X::sqrt,
-        O::Rsqrt => X::rsqrt,
+        O::Exp => G::exp,
+        O::Expm1 => G::expm1,
+        O::Log => G::log,
+        O::Log1p => G::log1p,
+        O::Sqrt => G::sqrt,
+        O::Rsqrt => G::rsqrt,
         O::Cbrt => Complex64::cbrt,
-        O::Sin => Complex64::sin,
-        O::Cos => Complex64::cos,
-        O::Tan => X::tan,
-        O::Tanh => X::tanh,
-        O::Sinh => Complex64::sinh,
-        O::Cosh => Complex64::cosh,
-        O::Asin => Complex64::asin,
-        O::Acos => Complex64::acos,
-        O::Atan => Complex64::atan,
-        O::Asinh => Complex64::asinh,
-        O::Acosh => Complex64::acosh,
-        O::Atanh => Complex64::atanh,
-        O::Logistic => X::logistic,
-        O::Sign => X::sign,
+        O::Sin => G::sin,
+        O::Cos => G::cos,
+        O::Tan => G::tan,
+        O::Tanh => G::tanh,
+        O::Sinh => G::sinh,
+        O::Cosh => G::cosh,
+        O::Asin => G::asin,
+        O::Acos => G::acos,
+        O::Atan => G::atan,
+        O::Asinh => G::asinh,
+        O::Acosh => G::acosh,
+        O::Atanh => G::atanh,
+        O::Logistic => G::logistic,
+        O::Sign => G::sign,
         _ => return None,
     })
+}
+
+/// XLA CPU's formulas of the approximated c64 functions, computed in single precision: an
+/// implementation choice the explanation search tries (`Variant::narrow_complex`), never the
+/// reference.
+pub fn unary_c64_narrow(op: Opcode, a: &Array) -> Option<Array> {
+    let g = c64_fn(op)?;
+    match &a.buf {
+        Buffer::C64(v) => Some(Array::new(a.ty, a.dims.clone(), Buffer::C64(map1(v, g)))),
+        _ => None,
+    }
 }
 
 fn same_len(a: &Array, b: &Array) -> Result<()> {
@@ -609,12 +624,11 @@ pub fn unary(op: Opcode, a: &Array, out_ty: PrimitiveType) -> Result<Array> {
         (O::Abs | O::Real | O::Imag, TypeClass::Complex) => {
             let comp = ty.complex_component().ok_or_else(|| type_err(op, ty))?;
             let f: fn(Complex64) -> f64 = match op {
-                O::Abs => xla_complex::abs,
+                O::Abs => crate::annex_g::abs,
                 O::Real => |z| z.re,
                 _ => |z| z.im,
             };
             let buf = match &a.buf {
-                Buffer::C64(v) if op == O::Abs => Buffer::F32(map1(v, xla_complex32::abs)),
                 Buffer::C64(v) => Buffer::F32(map1(v, |z: Complex32| f(z.to_c()) as f32)),
                 Buffer::C128(v) => Buffer::F64(map1(v, |z: Complex64| f(z))),
                 _ => return Err(type_err(op, ty)),
@@ -624,10 +638,6 @@ pub fn unary(op: Opcode, a: &Array, out_ty: PrimitiveType) -> Result<Array> {
         (_, TypeClass::Complex) => {
             let f = unary_complex_fn(op).ok_or_else(|| type_err(op, ty))?;
             let buf = match &a.buf {
-                Buffer::C64(v) if c64_fn(op).is_some() => {
-                    let g = c64_fn(op).unwrap();
-                    Buffer::C64(map1(v, g))
-                }
                 Buffer::C64(v) => Buffer::C64(cplx_un(v, f)),
                 Buffer::C128(v) => Buffer::C128(cplx_un(v, f)),
                 _ => return Err(type_err(op, ty)),
@@ -892,8 +902,9 @@ pub fn complex_binop(
     Some(match op {
         O::Add => |x, y| x + y,
         O::Subtract => |x, y| x - y,
+        O::Multiply if mul == crate::variant::ComplexMul::AnnexG => crate::annex_g::mul,
         O::Multiply => xla_complex::mul_in(mul),
-        O::Divide => xla_complex::div,
+        O::Divide => crate::annex_g::div,
         O::Atan2 => xla_complex::atan2,
         O::Power => xla_complex::pow,
         O::Maximum => complex_max,
@@ -1020,9 +1031,16 @@ pub fn binary_with(
         TypeClass::Complex => {
             let f = complex_binop(op, mul).ok_or_else(|| type_err(op, ty))?;
             match (&a.buf, &b.buf) {
+                // The reference computes c64 in double precision and rounds once; XLA's
+                // single-precision forms are variants (a multiply contraction, `narrow_complex`).
                 (Buffer::C64(x), Buffer::C64(y)) => match c64_binop_single(op, mul) {
-                    Some(g) => Buffer::C64(map2(x, y, g)),
-                    None => Buffer::C64(cplx_bin(x, y, f)),
+                    Some(g)
+                        if mul != crate::variant::ComplexMul::AnnexG
+                            || matches!(op, O::Add | O::Subtract | O::Maximum | O::Minimum) =>
+                    {
+                        Buffer::C64(map2(x, y, g))
+                    }
+                    _ => Buffer::C64(cplx_bin(x, y, f)),
                 },
                 (Buffer::C128(x), Buffer::C128(y)) => Buffer::C128(cplx_bin(x, y, f)),
                 _ => return Err(type_err(op, ty)),

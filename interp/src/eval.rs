@@ -226,11 +226,20 @@ impl<'m> Ctx<'m> {
     }
 
     pub fn step(&mut self, n: u64) -> Result<()> {
+        let before = self.steps;
         self.steps = self.steps.saturating_add(n);
         if self.steps > self.opts.max_steps {
             return Err(EvalError::Budget {
                 what: format!("more than {} evaluation steps", self.opts.max_steps),
             });
+        }
+        let checkpoint = |s: u64| s / crate::DEADLINE_CHECK_STEPS;
+        if let Some(d) = self.opts.deadline {
+            if checkpoint(before) != checkpoint(self.steps) && std::time::Instant::now() >= d {
+                return Err(EvalError::Budget {
+                    what: format!("still evaluating at its deadline, after {} steps", self.steps),
+                });
+            }
         }
         Ok(())
     }
@@ -590,8 +599,8 @@ impl<'m> Ctx<'m> {
     }
 }
 
-/// `f` (an elementwise op `op` with result type `ty`) on `args`; when the variant computes this
-/// op's c64 results in double precision, on the operands widened to c128, rounded back to `ty`.
+/// `f` (an elementwise op `op` with result type `ty`) on `args`; when the variant follows XLA
+/// CPU's single-precision c64 formulas for this op, those.
 fn elementwise_op(
     variant: &crate::variant::Variant,
     op: Opcode,
@@ -599,15 +608,12 @@ fn elementwise_op(
     ty: hlo::PrimitiveType,
     f: impl Fn(&[&Array], hlo::PrimitiveType) -> Result<Array>,
 ) -> Result<Array> {
-    if !variant.widens_complex(op, ty) {
-        return f(args, ty);
+    if variant.narrows_complex(op, ty) && args.len() == 1 {
+        if let Some(r) = elementwise::unary_c64_narrow(op, args[0]) {
+            return Ok(r);
+        }
     }
-    let wide = args
-        .iter()
-        .map(|x| convert::convert(x, hlo::PrimitiveType::C128))
-        .collect::<Result<Vec<_>>>()?;
-    let refs: Vec<&Array> = wide.iter().collect();
-    convert::convert(&f(&refs, hlo::PrimitiveType::C128)?, ty)
+    f(args, ty)
 }
 
 /// The NaN bits XLA CPU's compiled code gives f8 results (measured; see KNOWN_DIFFERENCES.md):

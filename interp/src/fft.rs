@@ -45,6 +45,27 @@ fn dft_axis(data: &mut [Complex64], dims: &[usize], ax: usize, inverse: bool) {
 }
 
 pub fn fft(i: &Instruction, a: &Array) -> Result<Array> {
+    let (ty, dims, values) = fft_unrounded(i, a)?;
+    match values {
+        Unrounded::Complex(d) => finish(d, dims, ty),
+        Unrounded::Real(re) => {
+            crate::convert::convert(&Array::new(PrimitiveType::F64, dims, Buffer::F64(re)), ty)
+        }
+    }
+}
+
+/// The transform's values before their rounding to the result type.
+pub(crate) enum Unrounded {
+    Complex(Vec<Complex64>),
+    Real(Vec<f64>),
+}
+
+/// [`fft`]'s result type, dimensions and values in f64, not yet rounded (the enclosure bounds
+/// XLA's transform around them).
+pub(crate) fn fft_unrounded(
+    i: &Instruction,
+    a: &Array,
+) -> Result<(PrimitiveType, Vec<usize>, Unrounded)> {
     let (ty, dims) = out_dims(i)?;
     let kind = attrs::word(i, "fft_type").ok_or_else(|| invalid("fft without fft_type"))?;
     let len = attrs::dims(i, "fft_length")?;
@@ -64,7 +85,7 @@ pub fn fft(i: &Instruction, a: &Array) -> Result<Array> {
             for &ax in &axes {
                 dft_axis(&mut d, &a.dims, ax, kind == "IFFT");
             }
-            finish(d, dims, ty)
+            Ok((ty, dims, Unrounded::Complex(d)))
         }
         "RFFT" => {
             if a.dims[first..] != len[..] || !a.ty.is_float() {
@@ -88,7 +109,7 @@ pub fn fft(i: &Instruction, a: &Array) -> Result<Array> {
             if od != dims {
                 return Err(invalid("RFFT result shape is wrong"));
             }
-            finish(out, dims, ty)
+            Ok((ty, dims, Unrounded::Complex(out)))
         }
         "IRFFT" => {
             let n = *len.last().unwrap_or(&0);
@@ -119,7 +140,7 @@ pub fn fft(i: &Instruction, a: &Array) -> Result<Array> {
                 return Err(invalid("IRFFT result shape is wrong"));
             }
             let re: Vec<f64> = full.iter().map(|z| z.re).collect();
-            crate::convert::convert(&Array::new(PrimitiveType::F64, dims, Buffer::F64(re)), ty)
+            Ok((ty, dims, Unrounded::Real(re)))
         }
         k => Err(unsupported(format!("fft_type {k}"))),
     }

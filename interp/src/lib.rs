@@ -15,6 +15,7 @@ mod attrs;
 mod control;
 mod convert;
 mod dot;
+pub(crate) mod annex_g;
 mod elementwise;
 pub mod enclose;
 mod eval;
@@ -31,7 +32,7 @@ mod sort;
 pub mod value;
 pub mod variant;
 
-use hlo::{Literal, Module};
+use hlo::{Literal, Module, Opcode};
 
 /// Why an evaluation produced no result.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -57,6 +58,46 @@ pub enum EvalError {
 /// hold is refused before it is allocated).
 pub const DEFAULT_MAX_BYTES: u64 = 8 << 30;
 
+/// The opcodes the oracle does not run (`EvalError::Unsupported`; `OPS.md` says why): every
+/// other opcode has a step in `eval.rs`, and a row in the semantics table
+/// (`hlo::semantics`, checked by `tests/semantics_table.rs`).
+pub const UNSUPPORTED_OPCODES: &[Opcode] = &[
+    Opcode::AllGather,
+    Opcode::AllGatherStart,
+    Opcode::AllGatherDone,
+    Opcode::AllReduce,
+    Opcode::AllReduceStart,
+    Opcode::AllReduceDone,
+    Opcode::AllToAll,
+    Opcode::CollectiveBroadcast,
+    Opcode::CollectivePermute,
+    Opcode::CollectivePermuteStart,
+    Opcode::CollectivePermuteDone,
+    Opcode::CollectiveReduce,
+    Opcode::ReduceScatter,
+    Opcode::RaggedAllToAll,
+    Opcode::Send,
+    Opcode::SendDone,
+    Opcode::Recv,
+    Opcode::RecvDone,
+    Opcode::Infeed,
+    Opcode::Outfeed,
+    Opcode::AsyncStart,
+    Opcode::AsyncUpdate,
+    Opcode::AsyncDone,
+    Opcode::CopyStart,
+    Opcode::CopyDone,
+    Opcode::Rng,
+    Opcode::RngGetAndUpdateState,
+    Opcode::StochasticConvert,
+    Opcode::BatchNormTraining,
+    Opcode::BatchNormInference,
+    Opcode::BatchNormGrad,
+    Opcode::RaggedDot,
+    Opcode::ScaledDot,
+    Opcode::Shuffle,
+];
+
 /// Limits that turn a runaway evaluation into [`EvalError::Budget`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct EvalOptions {
@@ -71,7 +112,13 @@ pub struct EvalOptions {
     /// The host whose XLA CPU results the default evaluation imitates where they depend on the
     /// CPU's features (`None`: the host the oracle runs on, [`host::HostCpu::get`]).
     pub host: Option<host::HostCpu>,
+    /// An evaluation still running at this instant ends as [`EvalError::Budget`] (the caller's
+    /// clock: a timed campaign's end). Checked every [`DEADLINE_CHECK_STEPS`] steps.
+    pub deadline: Option<std::time::Instant>,
 }
+
+/// How many steps an evaluation takes between two looks at [`EvalOptions::deadline`].
+pub const DEADLINE_CHECK_STEPS: u64 = 1 << 16;
 
 impl EvalOptions {
     /// The host this evaluation imitates: [`EvalOptions::host`], else the one it runs on.
@@ -94,6 +141,7 @@ impl Default for EvalOptions {
             max_bytes: DEFAULT_MAX_BYTES,
             variant: variant::Variant::default(),
             host: None,
+            deadline: None,
         }
     }
 }

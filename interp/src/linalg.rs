@@ -548,7 +548,7 @@ fn solve_batch(
 // LAPACK custom-calls.
 
 /// One `u8` character from `backend_config={uplo = 76 : ui8, ...}` (76 = 'L').
-fn config_char(i: &Instruction, key: &str) -> Option<u8> {
+pub(crate) fn config_char(i: &Instruction, key: &str) -> Option<u8> {
     let text = match i.attr("backend_config")? {
         hlo::Attr::Raw(s) | hlo::Attr::Str(s) | hlo::Attr::Ident(s) => s.clone(),
         _ => return None,

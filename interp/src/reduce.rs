@@ -22,6 +22,9 @@ pub fn simple_binop(module: &Module, c: CompId) -> Option<(Opcode, bool)> {
     let comp = module.computations.get(c)?;
     let root = comp.instructions.get(comp.root)?;
     use Opcode as O;
+    if root.opcode == O::Conditional {
+        return same_binop_in_every_branch(module, comp, root);
+    }
     if !matches!(
         root.opcode,
         O::Add | O::Multiply | O::Maximum | O::Minimum | O::And | O::Or | O::Xor
@@ -45,6 +48,74 @@ pub fn simple_binop(module: &Module, c: CompId) -> Option<(Opcode, bool)> {
         (Some(1), Some(0)) => Some((root.opcode, true)),
         _ => None,
     }
+}
+
+/// A reducer `conditional(pred, tuple(p0, p1), ...)` whose every branch is the same binary op
+/// of the pair it is passed (`op(gte(t, 0), gte(t, 1))`): that op, whichever branch runs.
+fn same_binop_in_every_branch(
+    module: &Module,
+    comp: &hlo::Computation,
+    root: &hlo::Instruction,
+) -> Option<(Opcode, bool)> {
+    use Opcode as O;
+    if comp.parameters().len() != 2 {
+        return None;
+    }
+    let branches: Vec<usize> = match root.comps("branch_computations") {
+        Some(b) => b.to_vec(),
+        None => vec![root.comp("true_computation")?, root.comp("false_computation")?],
+    };
+    if branches.is_empty() || root.operands.len() != branches.len() + 1 {
+        return None;
+    }
+    let param = |c: &hlo::Computation, id: usize| {
+        c.instructions
+            .get(id)
+            .filter(|i| i.opcode == O::Parameter)
+            .and_then(|i| i.parameter_number)
+    };
+    let mut found: Option<(Opcode, bool)> = None;
+    for (k, &b) in branches.iter().enumerate() {
+        // The branch's operand: the reducer's two parameters, as a pair.
+        let arg = comp.instructions.get(root.operands[k + 1])?;
+        if arg.opcode != O::Tuple || arg.operands.len() != 2 {
+            return None;
+        }
+        let pair = (param(comp, arg.operands[0])?, param(comp, arg.operands[1])?);
+        let branch = module.computations.get(b)?;
+        let broot = branch.instructions.get(branch.root)?;
+        if !matches!(
+            broot.opcode,
+            O::Add | O::Multiply | O::Maximum | O::Minimum | O::And | O::Or | O::Xor
+        ) || broot.operands.len() != 2
+            || branch.parameters().len() != 1
+        {
+            return None;
+        }
+        let index = |id: usize| {
+            let g = branch.instructions.get(id)?;
+            (g.opcode == O::GetTupleElement && param(branch, *g.operands.first()?) == Some(0))
+                .then(|| g.int("index"))
+                .flatten()
+        };
+        let (i0, i1) = (index(broot.operands[0])?, index(broot.operands[1])?);
+        let pick = |i: i64| match i {
+            0 => Some(pair.0),
+            1 => Some(pair.1),
+            _ => None,
+        };
+        let swapped = match (pick(i0)?, pick(i1)?) {
+            (0, 1) => false,
+            (1, 0) => true,
+            _ => return None,
+        };
+        match found {
+            None => found = Some((broot.opcode, swapped)),
+            Some(f) if f == (broot.opcode, swapped) => {}
+            Some(_) => return None,
+        }
+    }
+    found
 }
 
 /// If computation `c` returns its second parameter (scatter's "replace" combiner).

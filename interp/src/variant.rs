@@ -21,8 +21,9 @@
 //! - **Accumulation precision** of `dot` and `convolution`. The oracle sums in f64 and rounds
 //!   once; XLA CPU sums f32 (and narrower) in f32, so a sum whose partial results overflow is
 //!   inf or NaN there and finite here.
-//! - **Precision of c64 functions**: the oracle evaluates XLA's formulas for `power`, `exp`,
-//!   `log`, ... of c64 values in single precision, as XLA does, but its roundings are not XLA's:
+//! - **Precision of c64 functions**: the oracle evaluates `power`, `exp`, `log`, ... of c64
+//!   values by C99 Annex G in double precision; XLA's formulas in single precision round (and
+//!   overflow) elsewhere:
 //!   a part much smaller than the modulus (the imaginary part of (-28343 + 0i)^1, sin(pi) times
 //!   28343) carries an error of the modulus' ulps. The variant computes those functions in
 //!   double precision and rounds once.
@@ -67,9 +68,10 @@ pub struct Variant {
     /// `convolution` skips the padding and base-dilation zeros of its lhs instead of
     /// multiplying them.
     pub skip_conv_padding: bool,
-    /// Approximated functions of c64 values are computed in double precision and rounded once
-    /// (by default the oracle follows XLA's formulas in single precision).
-    pub wide_complex: bool,
+    /// Approximated functions of c64 values follow XLA CPU's formulas in single precision (its
+    /// overflow and roundings: an implementation choice); by default the oracle computes them
+    /// by C99 Annex G in double precision and rounds once.
+    pub narrow_complex: bool,
     /// Nudges move complex results only, and both parts of each by `nudge_ulps` ulps of the
     /// larger part: complex functions are accurate relative to their modulus, so a part much
     /// smaller than the other is rounding noise, free to move by the larger one's ulps.
@@ -209,9 +211,14 @@ impl ReduceOrder {
 /// or NaN.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ComplexMul {
-    /// `fma(a.re, b.re, -(a.im b.im))`, `fma(a.im, b.re, a.re b.im)`: XLA CPU's elementwise
-    /// multiply and its reducers (`multiply(p0, p1)` as `p0 * p1`), measured; the default.
+    /// The reference, the default: the textbook formula computed in double precision (c64
+    /// rounded once), with the infinities of C99 Annex G.5.1 recovered where it makes NaN of
+    /// both parts (`crate::annex_g::mul`).
     #[default]
+    AnnexG,
+    /// `fma(a.re, b.re, -(a.im b.im))`, `fma(a.im, b.re, a.re b.im)` in the component type:
+    /// XLA CPU's elementwise multiply and its reducers (`multiply(p0, p1)` as `p0 * p1`),
+    /// measured.
     Fused,
     /// The imaginary part fuses the other product, `fma(a.re, b.im, a.im b.re)` (XLA CPU's
     /// scatter with a `multiply(operand, update)` combiner).
@@ -225,7 +232,8 @@ pub enum ComplexMul {
 
 impl ComplexMul {
     /// The forms other than the default, in the order a harness tries them.
-    pub const OTHERS: [ComplexMul; 3] = [
+    pub const OTHERS: [ComplexMul; 4] = [
+        ComplexMul::Fused,
         ComplexMul::Unfused,
         ComplexMul::FusedOtherIm,
         ComplexMul::UnfusedIm,
@@ -266,9 +274,9 @@ pub enum Accumulation {
 }
 
 impl Variant {
-    /// Whether `op` on values of type `ty` is computed on c128 and rounded to c64.
-    pub fn widens_complex(&self, op: Opcode, ty: PrimitiveType) -> bool {
-        self.wide_complex && ty == PrimitiveType::C64 && op.is_approximated()
+    /// Whether `op` on values of type `ty` follows XLA CPU's single-precision c64 formulas.
+    pub fn narrows_complex(&self, op: Opcode, ty: PrimitiveType) -> bool {
+        self.narrow_complex && ty == PrimitiveType::C64 && op.is_approximated()
     }
 
     /// True when no option changes the evaluation of elementwise results (see [`adjust`]).

@@ -60,7 +60,7 @@ fn variants() -> Vec<Variant> {
         });
     }
     v.push(Variant {
-        wide_complex: true,
+        narrow_complex: true,
         ..d()
     });
     v.push(Variant {

@@ -2,9 +2,11 @@
 //!
 //! Stops at `--time` or after `--iterations` modules (a total over a resumed campaign), writes
 //! findings, `campaign.json` and the reports under `--out`, then minimizes and buckets the new
-//! findings (a share of `--time`, or `--minimize-time`) and prints the summary. Exit 1 when a
-//! bucket is NEW (no registry entry and no `--history` knows it) or a finding is left
-//! unbucketed; `--fail-on-any-finding` makes any finding exit 1.
+//! findings (a share of `--time`, or `--minimize-time`) and prints the summary; everything,
+//! start-up and reports included, ends within `--time`. Exit 1 when a bucket is NEW (no
+//! registry entry and no `--history` knows it) or a finding is left unbucketed (it may be NEW:
+//! the first line says so, with the command that finishes it, `--finish`);
+//! `--fail-on-any-finding` makes any finding exit 1.
 
 use super::{print_json, Exit, Failure, Global};
 use findings::store::Store;
@@ -79,6 +81,11 @@ pub struct Args {
     /// Exit 1 when the campaign has any finding, known or not.
     #[arg(long)]
     pub fail_on_any_finding: bool,
+    /// Finish the campaign in --out: minimize and bucket the findings it left and write the
+    /// reports, testing no more modules (its seed, shard, backends, pack, input sets and XLA
+    /// options come from its campaign.json); with --time, within that time.
+    #[arg(long, conflicts_with_all = ["iterations", "seed", "shard", "backends", "pack", "input_sets", "xla_option"])]
+    pub finish: bool,
 }
 
 /// `90` (seconds), `30s`, `10m`, `2h`, `1.5m`.
@@ -119,7 +126,33 @@ pub fn parse_shard(s: &str) -> Result<(u64, u64), String> {
     Ok((i, n))
 }
 
+/// `args` for finishing the campaign in `--out`: its parameters from its `campaign.json`, as
+/// many modules as it has tested (so none more is tested).
+fn finish_args(mut args: Args) -> Result<Args, Failure> {
+    let state = tools::campaign::load_state(&args.out)
+        .map_err(|e| Failure::bad_input(format!("{}: {e}", args.out.display())))?
+        .ok_or_else(|| {
+            Failure::bad_input(format!(
+                "{}: no campaign to finish (no campaign.json)",
+                args.out.display()
+            ))
+        })?;
+    args.seed = state.seed;
+    args.shard = state.shard;
+    args.backends = state.backends.clone();
+    args.pack = state.pack;
+    args.input_sets = state.input_sets;
+    args.xla_option = state
+        .xla_options
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    args.iterations = Some(state.next_index);
+    Ok(args)
+}
+
 pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
+    let args = if args.finish { finish_args(args)? } else { args };
     if args.time.is_none() && args.iterations.is_none() {
         return Err(Failure::bad_input("give --time DURATION or --iterations N"));
     }

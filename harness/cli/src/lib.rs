@@ -36,8 +36,10 @@ pub mod gen;
 pub mod input;
 pub mod merge;
 pub mod minimize;
+pub mod recall;
 pub mod recheck;
 pub mod run;
+pub mod semantics;
 pub mod time_to_bug;
 pub mod triage;
 
@@ -184,6 +186,12 @@ pub enum Command {
     /// The environment results depend on: jax/jaxlib/Python versions, CPU model and vector
     /// features, XLA flags, GPU, the host the oracle imitates.
     Doctor(doctor::Args),
+    /// How much of what a wrong XLA could return the judge proves wrong: real XLA results
+    /// perturbed (ulps, zero signs, NaNs, moved elements, dropped updates) and judged.
+    Recall(recall::Args),
+    /// XLA's semantics as the judge reads them: per opcode and element type, what a result
+    /// may be, with its sources (`--markdown`: docs/semantics.md).
+    Semantics(semantics::Args),
 }
 
 /// Runs a parsed command line.
@@ -210,6 +218,8 @@ pub fn run(cli: Cli) -> Result<Exit, Failure> {
         Command::Merge(a) => merge::run(a, &cli.global),
         Command::TimeToBug(a) => time_to_bug::run(a, &cli.global),
         Command::Doctor(a) => doctor::run(a, &cli.global),
+        Command::Recall(a) => recall::run(a, &cli.global),
+        Command::Semantics(a) => semantics::run(a, &cli.global),
     }
 }
 

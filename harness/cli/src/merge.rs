@@ -103,6 +103,8 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
         out: args.out.clone(),
         resumed: false,
         minimize: None,
+        modules_cut: 0,
+        finish_command: String::new(),
     };
     let registry = crate::input::load_registry(args.registry.as_deref())?;
     let history = findings::report::read_history(args.history.as_deref())

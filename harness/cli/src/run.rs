@@ -46,6 +46,11 @@ pub struct Args {
     /// (some XLA bugs show in only a few percent of processes).
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub repeat: usize,
+    /// For a difference that is no finding, search for the single implementation choice XLA is
+    /// free to make that reproduces its result, and name it (the verdict is the set's either
+    /// way; this costs an oracle evaluation per choice tried).
+    #[arg(long)]
+    pub explain: bool,
 }
 
 fn checksum(a: &ArrayLiteral) -> String {
@@ -120,7 +125,15 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
     let workers = build_workers(&args.backends, global)?;
     let oracle = InterpBackend::new();
     let outcomes = job.run_backends(&args.backends, &workers, &oracle)?;
-    let judgement = job.judge(&workers, &oracle, &outcomes);
+    // The voter is held to the set on every verdict that is no finding: where it gives a value
+    // outside the legitimate results while XLA and the oracle agree, that is reported as a
+    // dissent (a common mode of XLA and the oracle, or the voter's own error).
+    let policy = if args.explain {
+        Policy::FULL.explaining().with_dissent()
+    } else {
+        Policy::FULL.with_dissent()
+    };
+    let judgement = job.judge(&workers, &oracle, &outcomes, policy);
     let mut verdict: Verdict = judgement.verdict;
     let mut extra: Vec<(String, Outcome)> = Vec::new();
     if let Some(v) = judgement.voter {
@@ -215,13 +228,14 @@ impl Job {
         Ok(outcomes)
     }
 
-    /// The judge's judgement of `outcomes` under [`Policy::FULL`], the XLA backends of
-    /// `workers` rerunning.
+    /// The judge's judgement of `outcomes` under `policy` ([`Policy::FULL`], explaining or
+    /// not), the XLA backends of `workers` rerunning.
     fn judge(
         &self,
         workers: &[WorkerBackend],
         oracle: &InterpBackend,
         outcomes: &[(String, Outcome)],
+        policy: Policy,
     ) -> judge::Judgement {
         // The voter: the listed one, else stablehlo-ref on the CPU worker.
         let implicit_voter = workers
@@ -237,7 +251,7 @@ impl Job {
                 .collect(),
             voter: implicit_voter.as_ref().map(|v| v as &dyn Backend),
             opts: self.opts.clone(),
-            policy: Policy::FULL,
+            policy,
         };
         judge.judge(&Trial {
             module: &self.module,
@@ -335,6 +349,7 @@ fn print_json_report(
         "label": verdict.label.map(|l| l.name()),
         "details": verdict,
         "explained": verdict.explained,
+        "dissent": verdict.dissent,
         "repeat": repeats,
         "backends": backends,
     }));
@@ -353,6 +368,13 @@ fn print_text_report(
         print_outcome(n, o, args.show);
     }
     outln!("verdict: {}", verdict.short());
+    if let Some(d) = &verdict.dissent {
+        outln!(
+            "  dissent (not a finding; triage it against the texts): XLA and the oracle agree, \
+             but stablehlo-ref gives a value outside the legitimate results: {}",
+            d.summary().replace("voter gives", "stablehlo-ref gives")
+        );
+    }
     if let Some(e) = &verdict.explained {
         outln!(
             "  explained ({}): {}\n  the difference it excused: max abs {:.3e}, max rel {:.3e}, max {} ulps on output(s) {:?}",

@@ -78,7 +78,7 @@ fn a_new_bucket_fails_the_campaign_and_a_known_one_does_not() {
         std::fs::write(
             reg.join(format!("{i}.toml")),
             format!(
-                "id = \"fast-{op}\"\ntitle = \"{op} drops NaNs under fast min/max\"\nstatus = \"intended\"\n\n[match]\nkind = \"mismatch\"\nops_include = [\"{op}\"]\n"
+                "id = \"fast-{op}\"\ntitle = \"{op} drops NaNs under fast min/max\"\nstatus = \"intended\"\ntext = \"a cited text\"\n\n[match]\nkind = \"mismatch\"\nops_include = [\"{op}\"]\n"
             ),
         )
         .unwrap();

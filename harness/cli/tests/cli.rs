@@ -361,8 +361,16 @@ fn run_names_the_allowed_choice_that_explained_a_difference_and_its_size() {
     .unwrap();
     let inputs = dir.path().join("in.txt");
     std::fs::write(&inputs, "f32[]\t1e-45\nf32[]\t1e30\n").unwrap();
-    let (code, stdout, stderr) = run(hlo_diff().arg("run").arg(&f).arg("--inputs").arg(&inputs));
+    // The set decides (a flushed subnormal is inside it: a match); `--explain` names the
+    // choice behind it.
+    let (code, stdout, stderr) = run(hlo_diff()
+        .arg("run")
+        .arg(&f)
+        .arg("--inputs")
+        .arg(&inputs)
+        .arg("--explain"));
     assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stdout.contains("verdict: match"), "{stdout}");
     assert!(stdout.contains("explained (ftz)"), "{stdout}");
     assert!(stdout.contains("max abs 1.401e-15"), "{stdout}");
 }

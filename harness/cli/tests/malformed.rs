@@ -245,7 +245,7 @@ fn empty_store(dir: &Path) {
 }
 
 fn entry(id: &str, matcher: &str) -> String {
-    format!("id = \"{id}\"\ntitle = \"{id}\"\nstatus = \"intended\"\n\n[match]\n{matcher}")
+    format!("id = \"{id}\"\ntitle = \"{id}\"\nstatus = \"intended\"\ntext = \"a cited text\"\n\n[match]\n{matcher}")
 }
 
 /// A mistyped --registry used to be an empty registry (every bucket NEW); an empty `[match]`

@@ -5,7 +5,7 @@
 use hlo::{Literal, Shape};
 use serde::Serialize;
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// A way of running HLO: `xla-cpu`, `xla-gpu`, `stablehlo-ref`, `interp`.
 ///
@@ -122,6 +122,18 @@ pub struct RunOptions {
     /// that tells nondeterminism must compile again). Without it, the same module on other
     /// inputs reuses the executable ([`Timings::cached`]).
     pub fresh_compile: bool,
+    /// No stage runs past this instant, whatever its limit (the caller's clock: a campaign's
+    /// end). A run cut by it is [`Outcome::Timeout`] like any other; the caller, who set the
+    /// deadline, tells the two apart by the clock.
+    #[serde(skip)]
+    pub deadline: Option<Instant>,
+}
+
+impl RunOptions {
+    /// Whether `deadline` has passed.
+    pub fn past_deadline(&self) -> bool {
+        self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
 }
 
 /// Milliseconds per stage, as the worker measured them.

@@ -163,6 +163,11 @@ pub struct WorkerConfig {
     pub script: Option<PathBuf>,
     /// Run the PJRT worker on this plugin instead of the Python worker (the `pjrt` backend).
     pub pjrt_plugin: Option<PathBuf>,
+    /// Each request in a process the worker forks for it (`hlo_worker.py --fork`): a request
+    /// that kills its process is a [`Outcome::Crash`] that costs a fork and an XLA client, not
+    /// a new worker (`import jax`, a second or more). No executable is kept between requests.
+    /// The Python worker only.
+    pub fork_per_request: bool,
 }
 
 impl WorkerConfig {
@@ -179,6 +184,7 @@ impl WorkerConfig {
             env: Vec::new(),
             script: None,
             pjrt_plugin: None,
+            fork_per_request: false,
         }
     }
 
@@ -191,6 +197,12 @@ impl WorkerConfig {
 
     pub fn with_workers(mut self, n: usize) -> WorkerConfig {
         self.workers = n.max(1);
+        self
+    }
+
+    /// See [`WorkerConfig::fork_per_request`].
+    pub fn with_fork_per_request(mut self, fork: bool) -> WorkerConfig {
+        self.fork_per_request = fork;
         self
     }
 }
@@ -232,6 +244,55 @@ impl StderrBuf {
         let bytes: Vec<u8> = st.buf.iter().skip(st.buf.len() - take).copied().collect();
         String::from_utf8_lossy(&bytes).into_owned()
     }
+
+    /// What was written since `since` up to the line `marker` (the worker's word that a forked
+    /// request's process ended, written after everything that process wrote), waiting up to
+    /// `wait` for it: at most [`STDERR_TAIL`] bytes, the last ones before the marker.
+    fn tail_before(&self, since: u64, marker: &str, wait: Duration) -> String {
+        let deadline = Instant::now() + wait;
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            let new = (st.total - since).min(st.buf.len() as u64) as usize;
+            let text: Vec<u8> = st.buf.iter().skip(st.buf.len() - new).copied().collect();
+            let text = String::from_utf8_lossy(&text).into_owned();
+            let now = Instant::now();
+            if let Some(at) = text.rfind(marker) {
+                return last_bytes(text[..at].trim_end_matches('\n'), STDERR_TAIL).to_string();
+            }
+            if st.eof || now >= deadline {
+                return last_bytes(&text, STDERR_TAIL).to_string();
+            }
+            st = self
+                .cv
+                .wait_timeout(st, deadline - now)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+}
+
+/// The end of `text`: at most `n` bytes, starting at a character boundary.
+fn last_bytes(text: &str, n: usize) -> &str {
+    let from = text.len().saturating_sub(n);
+    let from = (from..=text.len())
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(text.len());
+    &text[from..]
+}
+
+/// What the worker writes on stderr once a forked request's process has ended
+/// (`REQUEST_ENDED` in hlo_worker.py).
+const REQUEST_ENDED: &str = "[hlo_worker: request process ended]";
+
+/// A crash's stderr tail with what is known of how the process ended.
+fn crash_tail(mut tail: String, signal: Option<i32>, code: Option<i32>, note: Option<String>) -> String {
+    if let (None, Some(code)) = (signal, code) {
+        tail.push_str(&format!("\n[worker exited with status {code}]"));
+    }
+    if let Some(n) = note {
+        tail.push_str(&format!("\n[{n}]"));
+    }
+    tail
 }
 
 enum FromWorker {
@@ -295,6 +356,9 @@ impl Worker {
             .arg(&script)
             .arg("--platform")
             .arg(cfg.platform.name());
+        if cfg.fork_per_request {
+            cmd.arg("--fork");
+        }
         Ok(cmd)
     }
 
@@ -426,7 +490,17 @@ impl Worker {
 
     /// Sends a request and waits for its result, timing each announced stage.
     /// `Err` means the worker is gone (crashed, killed or out of protocol) and must be dropped.
-    fn request(&mut self, req: &Frame, timeouts: &StageTimeouts) -> Result<Frame, Outcome> {
+    /// No stage runs past `until`, whatever its limit.
+    fn request(
+        &mut self,
+        req: &Frame,
+        timeouts: &StageTimeouts,
+        until: Option<Instant>,
+    ) -> Result<Frame, Outcome> {
+        let stage_end = |s: Stage| {
+            let end = Instant::now() + timeouts.get(s);
+            until.map_or(end, |u| end.min(u))
+        };
         let since = self.stderr.total();
         let mut stage = Stage::Parse;
         if let Err(e) = self
@@ -436,7 +510,7 @@ impl Worker {
         {
             return Err(self.died(stage, since, Some(format!("writing the request: {e}"))));
         }
-        let mut deadline = Instant::now() + timeouts.get(stage);
+        let mut deadline = stage_end(stage);
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.rx.recv_timeout(left) {
@@ -446,7 +520,7 @@ impl Worker {
                         match Stage::from_name(name) {
                             Some(s) => {
                                 stage = s;
-                                deadline = Instant::now() + timeouts.get(s);
+                                deadline = stage_end(s);
                             }
                             None => {
                                 self.kill();
@@ -457,7 +531,7 @@ impl Worker {
                             }
                         }
                     }
-                    "result" => return Ok(f),
+                    "result" => return Ok(self.forked_crash(f, since)),
                     other => {
                         self.kill();
                         return Err(Outcome::HarnessError {
@@ -505,19 +579,40 @@ impl Worker {
         unsafe {
             libc::kill(-(self.child.id() as i32), libc::SIGKILL);
         }
-        let mut tail = self.stderr.tail_since(since, Duration::from_secs(1));
+        let tail = self.stderr.tail_since(since, Duration::from_secs(1));
         let signal = status.and_then(|s| s.signal());
-        if let (None, Some(code)) = (signal, status.and_then(|s| s.code())) {
-            tail.push_str(&format!("\n[worker exited with status {code}]"));
-        }
-        if let Some(n) = note {
-            tail.push_str(&format!("\n[{n}]"));
-        }
         Outcome::Crash {
             stage,
             signal,
-            stderr_tail: tail,
+            stderr_tail: crash_tail(tail, signal, status.and_then(|s| s.code()), note),
         }
+    }
+
+    /// A result frame, with the stderr tail added to a forked request's crash (`"type":
+    /// "crash"`, [`WorkerConfig::fork_per_request`]): what the request's process wrote before
+    /// the worker's [`REQUEST_ENDED`] line.
+    fn forked_crash(&self, mut f: Frame, since: u64) -> Frame {
+        let crashed = f
+            .header
+            .pointer("/error/type")
+            .and_then(Value::as_str)
+            .is_some_and(|t| t == "crash");
+        if crashed {
+            let tail = self
+                .stderr
+                .tail_before(since, REQUEST_ENDED, Duration::from_secs(2));
+            let num = |k: &str| {
+                f.header
+                    .pointer(&format!("/error/{k}"))
+                    .and_then(Value::as_i64)
+                    .map(|v| v as i32)
+            };
+            let tail = crash_tail(tail, num("signal"), num("exit_code"), None);
+            if let Some(e) = f.header.get_mut("error").and_then(Value::as_object_mut) {
+                e.insert("stderr_tail".into(), Value::String(tail));
+            }
+        }
+        f
     }
 }
 
@@ -544,6 +639,9 @@ pub struct WorkerPool {
     cfg: WorkerConfig,
     state: Mutex<PoolState>,
     cv: Condvar,
+    /// The pool of the same configuration whose workers fork per request, made on first use
+    /// ([`WorkerBackend::forking`]) and kept, so its workers are started once.
+    forking: std::sync::OnceLock<Arc<WorkerPool>>,
 }
 
 impl WorkerPool {
@@ -557,6 +655,7 @@ impl WorkerPool {
                 hello: None,
             }),
             cv: Condvar::new(),
+            forking: std::sync::OnceLock::new(),
         })
     }
 
@@ -630,8 +729,27 @@ impl WorkerPool {
         timeouts: &StageTimeouts,
         affinity: Option<u64>,
     ) -> Result<Frame, Outcome> {
+        self.request_until(req, timeouts, affinity, None)
+    }
+
+    /// [`WorkerPool::request_with_affinity`], no stage running past `until`
+    /// ([`RunOptions::deadline`]).
+    pub fn request_until(
+        &self,
+        req: &Frame,
+        timeouts: &StageTimeouts,
+        affinity: Option<u64>,
+        until: Option<Instant>,
+    ) -> Result<Frame, Outcome> {
+        // Past the deadline no worker is started (a second or more) for a request that would
+        // time out at once.
+        if until.is_some_and(|u| Instant::now() >= u) {
+            return Err(Outcome::Timeout {
+                stage: Stage::Parse,
+            });
+        }
         let mut w = self.checkout(affinity)?;
-        match w.request(req, timeouts) {
+        match w.request(req, timeouts, until) {
             Ok(f) => {
                 let kept = f.header.get("kept").and_then(Value::as_bool) == Some(true);
                 if let Some(a) = affinity.filter(|_| kept) {
@@ -761,6 +879,29 @@ impl WorkerBackend {
         &self.pool
     }
 
+    /// The same backend on workers that fork per request ([`WorkerConfig::fork_per_request`]:
+    /// a pool of its own, made once per pool and started on first use); `None` for `pjrt`,
+    /// whose worker does not fork.
+    pub fn forking(&self) -> Option<WorkerBackend> {
+        let cfg = self.pool.config();
+        if cfg.pjrt_plugin.is_some() {
+            return None;
+        }
+        let pool = match cfg.fork_per_request {
+            true => self.pool.clone(),
+            false => self
+                .pool
+                .forking
+                .get_or_init(|| WorkerPool::new(cfg.clone().with_fork_per_request(true)))
+                .clone(),
+        };
+        Some(WorkerBackend {
+            name: self.name,
+            engine: self.engine,
+            pool,
+        })
+    }
+
     /// The worker's greeting: `python`, `jax`, `jaxlib`, `numpy`, `ml_dtypes`, `platform`,
     /// `devices`, `api`.
     pub fn info(&self) -> Result<Value, Outcome> {
@@ -815,6 +956,14 @@ fn result_error(f: &Frame) -> Option<Outcome> {
     let stage = Stage::from_name(&s("stage"));
     let message = s("message");
     Some(match (s("type").as_str(), stage) {
+        ("crash", Some(stage)) => Outcome::Crash {
+            stage,
+            signal: err
+                .get("signal")
+                .and_then(Value::as_i64)
+                .map(|v| v as i32),
+            stderr_tail: s("stderr_tail"),
+        },
         ("rejected", Some(stage)) => Outcome::Rejected { stage, message },
         ("unsupported", _) => Outcome::Unsupported { what: message },
         ("unavailable", _) => Outcome::Unavailable { why: message },
@@ -873,7 +1022,7 @@ impl Backend for WorkerBackend {
         };
         let f = match self
             .pool
-            .request_with_affinity(&req, &opts.timeouts, affinity)
+            .request_until(&req, &opts.timeouts, affinity, opts.deadline)
         {
             Ok(f) => f,
             Err(o) => return o,

@@ -435,6 +435,92 @@ fn crashes_and_hangs_are_isolated_and_the_worker_restarts() {
     next_module_runs(&b);
 }
 
+/// The failed CHECK of a crash's stderr (what the classifier names a crash by), without the
+/// timestamp and thread of its log line.
+fn check_line(o: &Outcome) -> Option<String> {
+    let Outcome::Crash { stderr_tail, .. } = o else {
+        return None;
+    };
+    stderr_tail
+        .lines()
+        .find_map(|l| l.split_once("] Check failed:").map(|(_, m)| m.to_string()))
+}
+
+/// A worker that forks per request answers a crash as the plain worker does (stage, signal,
+/// the CHECK XLA failed), and lives on: no new worker (`import jax`) after a crash. A hang
+/// still takes the worker down (its process group is killed), and the next one starts.
+#[test]
+fn a_worker_that_forks_per_request_outlives_its_crashes() {
+    if !xla_available() {
+        return;
+    }
+    let plain = WorkerBackend::xla_cpu(WorkerConfig::new(Platform::Cpu).with_workers(1));
+    let forking = plain.forking().expect("the Python worker forks");
+    let opts = RunOptions {
+        timeouts: StageTimeouts::uniform(Duration::from_secs(30)),
+        ..RunOptions::default()
+    };
+    let x = f32s(&[1.0, 2.0, 3.0, 4.0]);
+    next_module_runs(&forking);
+    assert_eq!(forking.info().unwrap()["fork"], serde_json::json!(true));
+    for name in ["only_param1", "reshape_5_from_4", "gte_of_array"] {
+        let a = plain.run(&regression(name), std::slice::from_ref(&x), &opts);
+        let b = forking.run(&regression(name), std::slice::from_ref(&x), &opts);
+        assert_eq!(a.kind(), b.kind(), "{name}: {a:?}\nforked: {b:?}");
+        assert_eq!(a.stage(), b.stage(), "{name}: {a}\nforked: {b}");
+        if let (
+            Outcome::Crash { signal: sa, .. },
+            Outcome::Crash {
+                signal: sb,
+                stderr_tail,
+                ..
+            },
+        ) = (&a, &b)
+        {
+            assert_eq!(sa, sb, "{name}: {a}\nforked: {b}");
+            assert_eq!(check_line(&a), check_line(&b), "{name}: forked: {stderr_tail}");
+            assert!(
+                !stderr_tail.contains("request process ended"),
+                "{name}: the worker's own line is not the crash's: {stderr_tail}"
+            );
+            assert_eq!(forking.pool().live_workers(), 1, "{name}: the forking worker lives on");
+        }
+        next_module_runs(&forking);
+        assert_eq!(forking.pool().live_workers(), 1);
+    }
+    let hang = RunOptions {
+        timeouts: StageTimeouts {
+            parse: Duration::from_secs(3),
+            ..opts.timeouts.clone()
+        },
+        ..RunOptions::default()
+    };
+    let o = forking.run(&regression("gte_index3_on_1tuple"), std::slice::from_ref(&x), &hang);
+    if matches!(o, Outcome::Timeout { .. }) {
+        assert_eq!(forking.pool().live_workers(), 0, "the hung worker was killed");
+    }
+    next_module_runs(&forking);
+}
+
+/// A run's deadline ends its stages whatever their limits: one already past answers a timeout
+/// at once, even for a module that runs.
+#[test]
+fn a_deadline_ends_a_run_whatever_its_stage_limits() {
+    if !xla_available() {
+        return;
+    }
+    let b = WorkerBackend::xla_cpu(WorkerConfig::new(Platform::Cpu).with_workers(1));
+    next_module_runs(&b);
+    let past = RunOptions {
+        deadline: Some(std::time::Instant::now()),
+        ..RunOptions::default()
+    };
+    assert!(past.past_deadline());
+    let o = b.run(&regression("ok_negate"), &[f32s(&[1.0, 2.0, 3.0, 4.0])], &past);
+    assert!(matches!(o, Outcome::Timeout { .. }), "{o:?}");
+    next_module_runs(&b);
+}
+
 /// Signal numbers (Linux).
 mod libc_sig {
     pub const ABRT: i32 = 6;

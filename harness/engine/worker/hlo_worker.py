@@ -2,7 +2,15 @@
 """hlo-diff's XLA worker: runs HLO modules on XLA (CPU or CUDA) and on the StableHLO
 reference interpreter, on behalf of the Rust engine (harness/engine/src/worker.rs).
 
-    python hlo_worker.py --platform cpu|cuda
+    python hlo_worker.py --platform cpu|cuda [--fork]
+
+With --fork each request runs in a child forked for it (jax imported once, before any XLA
+client exists; each child makes its own): a request that kills its process (a CHECK failure,
+a segfault) kills the child only, and the worker answers {"ok": false, "error": {"type":
+"crash", "stage": S, "signal": N | null, "exit_code": N | null}} after writing
+"[hlo_worker: request process ended]" on stderr. What a crash costs is then a fork and
+an XLA client (tens of ms), not a new worker's `import jax` (a second or more): the minimizer
+checks crashing candidates this way.
 
 Protocol (stdin -> requests, protocol fd -> responses), all integers little-endian:
     frame   = u32 payload_len, payload
@@ -112,6 +120,10 @@ def _arg(name, default):
 
 
 PLATFORM = _arg("--platform", "cpu")
+FORK = "--fork" in sys.argv
+# What the worker writes on stderr once a forked request's process has ended (after everything
+# that process wrote there).
+REQUEST_ENDED = "[hlo_worker: request process ended]"
 if PLATFORM == "cpu":
     os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
@@ -223,15 +235,47 @@ HELLO = {"kind": "hello", "python": sys.version.split()[0], "executable": sys.ex
          "jaxlib": getattr(jaxlib, "__version__", None) or getattr(getattr(jaxlib, "version", None), "__version__", "?"),
          "numpy": np.__version__, "ml_dtypes": getattr(ml_dtypes, "__version__", "?"),
          "platform": PLATFORM}
+def _platform_info():
+    be = API.backend()
+    info = {"devices": [str(d) for d in be.devices()],
+            "platform_version": str(getattr(be, "platform_version", ""))}
+    if not be.devices():
+        raise RuntimeError("platform %s has no devices" % PLATFORM)
+    return info
+
+
+def _in_child(fn):
+    """fn() in a forked child; its JSON-able result (or its exception, re-raised as a
+    RuntimeError) comes back through a pipe. The parent stays without an XLA client."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        try:
+            out = {"ok": fn()}
+        except BaseException as e:  # noqa: BLE001 - the child reports whatever it met
+            out = {"error": "%s: %s" % (type(e).__name__, str(e).strip()[:2000])}
+        with os.fdopen(w, "wb") as f:
+            f.write(json.dumps(out).encode("utf-8"))
+        os._exit(0)
+    os.close(w)
+    with os.fdopen(r, "rb") as f:
+        data = f.read()
+    _, status = os.waitpid(pid, 0)
+    if not data:
+        raise RuntimeError("the platform check's process died (status %d)" % status)
+    out = json.loads(data.decode("utf-8"))
+    if "error" in out:
+        raise RuntimeError(out["error"])
+    return out["ok"]
+
+
 try:
     API = Api()
     HELLO["api"] = API.kind
     if PLATFORM != "none":
-        be = API.backend()
-        HELLO["devices"] = [str(d) for d in be.devices()]
-        HELLO["platform_version"] = str(getattr(be, "platform_version", ""))
-        if not be.devices():
-            raise RuntimeError("platform %s has no devices" % PLATFORM)
+        HELLO.update(_in_child(_platform_info) if FORK else _platform_info())
+    HELLO["fork"] = FORK
 except Exception as e:
     HELLO.update(ok=False, why="jaxlib %s cannot drive platform %s: %s: %s"
                  % (HELLO["jaxlib"], PLATFORM, type(e).__name__, str(e).strip()[:2000]))
@@ -456,7 +500,7 @@ _EXECUTABLES_KEPT = 2
 
 
 def _cache_key(text, options):
-    if options.get("dump_to") or options.get("pass_re") or options.get("return_optimized_hlo") \
+    if FORK or options.get("dump_to") or options.get("pass_re") or options.get("return_optimized_hlo") \
             or options.get("return_before_optimizations_hlo") or options.get("fresh_compile"):
         return None
     return (text, json.dumps(options, sort_keys=True))
@@ -507,6 +551,11 @@ def execute_xla(exe, arrays, result_shape, timings, options, dump_to, tmp_dump, 
     """Runs a compiled executable; `kept`: it stays in _EXECUTABLES (the result says so, and the
     engine then sends this module's next request here)."""
     stage("execute")
+    if result_shape is not None and any(leaf is None for leaf in leaves(result_shape)):
+        # jaxlib's Python API cannot read a token result back (its buffer has no array): a
+        # limit of this route, not XLA's refusal.
+        raise Failure("unsupported", "execute",
+                      "a token result cannot be read back through jaxlib's Python API")
     t = time.perf_counter()
     try:
         args = [API.put(a) for a in arrays]
@@ -820,6 +869,73 @@ def handle(header, bufs):
     raise Failure("bad_inputs", "parse", "unknown request %r" % op)
 
 
+def _read_raw_frame(f):
+    """One frame's bytes (length prefix included) and its header from the pipe of a forked
+    request, or None at its end (a frame cut short by the child's death included)."""
+    raw = f.read(4)
+    if len(raw) < 4:
+        return None
+    (n,) = struct.unpack("<I", raw)
+    payload = f.read(n)
+    if len(payload) < n or n < 4:
+        return None
+    (hlen,) = struct.unpack_from("<I", payload, 0)
+    return raw + payload, json.loads(payload[4:4 + hlen].decode("utf-8"))
+
+
+def handle_forked(header, bufs):
+    """The request in a forked child: its frames are passed on as they come (the engine times
+    the stages); a child that dies before its result becomes a "crash" failure."""
+    global _PROTO
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        _PROTO = os.fdopen(w, "wb", buffering=0)
+        resp, out = answer(header, bufs)
+        write_frame(resp, out)
+        sys.stderr.flush()
+        os._exit(0)
+    os.close(w)
+    last_stage, answered = "parse", False
+    with os.fdopen(r, "rb") as f:
+        while True:
+            got = _read_raw_frame(f)
+            if got is None:
+                break
+            raw, h = got
+            if h.get("kind") == "stage":
+                last_stage = h.get("stage", last_stage)
+            elif h.get("kind") == "result":
+                answered = True
+            _PROTO.write(raw)
+            _PROTO.flush()
+    _, status = os.waitpid(pid, 0)
+    sys.stderr.write("\n%s\n" % REQUEST_ENDED)
+    sys.stderr.flush()
+    if answered:
+        return None
+    signal_no = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
+    return {"kind": "result", "ok": False,
+            "error": {"type": "crash", "stage": last_stage, "signal": signal_no, "exit_code": code,
+                      "message": "the request's process died"}}, []
+
+
+def answer(header, bufs):
+    """The response to one request, failures included."""
+    try:
+        return handle(header, bufs)
+    except Failure as f:
+        return {"kind": "result", "ok": False,
+                "error": {"type": f.type, "stage": f.stage, "message": f.message}}, []
+    except Exception as e:
+        return {"kind": "result", "ok": False,
+                "error": {"type": "rejected", "stage": "execute",
+                          "message": "worker error: %s: %s\n%s"
+                                     % (type(e).__name__, e, traceback.format_exc()[-2000:])}}, []
+
+
 def main():
     write_frame(HELLO)
     while True:
@@ -834,16 +950,12 @@ def main():
         if header.get("op") == "shutdown":
             write_frame({"kind": "result", "ok": True})
             return 0
-        try:
-            resp, out = handle(header, bufs)
-        except Failure as f:
-            resp, out = {"kind": "result", "ok": False,
-                         "error": {"type": f.type, "stage": f.stage, "message": f.message}}, []
-        except Exception as e:
-            resp, out = {"kind": "result", "ok": False,
-                         "error": {"type": "rejected", "stage": "execute",
-                                   "message": "worker error: %s: %s\n%s"
-                                              % (type(e).__name__, e, traceback.format_exc()[-2000:])}}, []
+        if FORK and header.get("op") in ("run", "parse", "print"):
+            failed = handle_forked(header, bufs)
+            if failed is not None:
+                write_frame(*failed)
+            continue
+        resp, out = answer(header, bufs)
         write_frame(resp, out)
 
 

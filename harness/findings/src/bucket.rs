@@ -372,6 +372,7 @@ mod tests {
             vote: None,
             explained: None,
             proof: None,
+            dissent: None,
         };
         let rec = crate::store::FindingRecord {
             signature: crate::store::Signature::of(&verdict, None),
@@ -396,7 +397,7 @@ mod tests {
         std::fs::create_dir_all(&reg_dir).unwrap();
         std::fs::write(
             reg_dir.join("clz.toml"),
-            "id = \"clz\"\ntitle = \"clz folded\"\nstatus = \"open\"\n\n[match]\nops_include = [\"count-leading-zeros\"]\n",
+            "id = \"clz\"\ntitle = \"clz folded\"\nstatus = \"open\"\ntext = \"a cited text\"\n\n[match]\nops_include = [\"count-leading-zeros\"]\n",
         )
         .unwrap();
         let registry = crate::registry::Registry::load(&reg_dir).unwrap();
@@ -425,7 +426,7 @@ mod tests {
             std::fs::write(
                 reg_dir.join("clz.toml"),
                 format!(
-                    "id = \"clz\"\ntitle = \"clz folded\"\nstatus = \"open\"\n{extra}\n[match]\nops_include = [\"count-leading-zeros\"]\n"
+                    "id = \"clz\"\ntitle = \"clz folded\"\nstatus = \"open\"\ntext = \"a cited text\"\n{extra}\n[match]\nops_include = [\"count-leading-zeros\"]\n"
                 ),
             )
             .unwrap();

@@ -13,6 +13,9 @@
 //! notes = "..."
 //! releases = "..."           # the jaxlib releases that show it (`repro-bisect --releases`)
 //! bisect = "..."             # what `repro-bisect` established on the regression module
+//! text = "..."              # the text that makes it a bug (spec section, Annex clause, ...)
+//! host_features = ["avx512_bf16"]  # the CPU vector features (as `hlo-diff doctor` names
+//!                            # them) of the hosts the bug shows on; absent: every host
 //!
 //! [match]                    # every key given must hold
 //! kind = "mismatch"          # the verdict kind
@@ -100,6 +103,19 @@ pub struct Entry {
     /// Documentation only: never part of matching. Empty: not bisected.
     #[serde(default)]
     pub bisect: String,
+    /// The CPU vector features, as `hlo-diff doctor` names them
+    /// ([`engine::environment::VECTOR_FEATURES`]), that every host the bug was seen on has and
+    /// a host it was looked for and not seen on lacks: XLA CPU compiles for the host's features,
+    /// so some bugs live in code only some hosts get. Empty: the bug shows on every host.
+    /// Documentation and the registry test only (a bucket is matched on every host).
+    #[serde(default)]
+    pub host_features: Vec<String>,
+    /// The text that makes it a bug (XLA's operation semantics, the StableHLO spec, XLA's
+    /// sources, C99 Annex F/G, IEEE 754, a maintainer's statement): a registry entry is a bug
+    /// by a cited text, not by the oracle's say-so (`hlo::semantics` is the judge's side of the
+    /// same texts). Required.
+    #[serde(default)]
+    pub text: String,
     #[serde(rename = "match")]
     pub matcher: Matcher,
 }
@@ -116,7 +132,37 @@ impl Entry {
                 e.id
             ));
         }
+        if e.text.trim().is_empty() {
+            return Err(format!(
+                "entry `{}`: no `text`: a registry entry names the text that makes it a bug (a \
+                 section of XLA's operation semantics or the StableHLO spec, a C99 Annex F/G or \
+                 IEEE 754 clause, a line of XLA's sources, a maintainer's statement)",
+                e.id
+            ));
+        }
+        if let Some(f) = e
+            .host_features
+            .iter()
+            .find(|f| !engine::environment::VECTOR_FEATURES.contains(&f.as_str()))
+        {
+            return Err(format!(
+                "entry `{}`: host_features names `{f}`, which is not a vector feature hlo-diff \
+                 detects (one of: {})",
+                e.id,
+                engine::environment::VECTOR_FEATURES.join(", ")
+            ));
+        }
         Ok(e)
+    }
+
+    /// The features of [`Entry::host_features`] that `features` (a host's, as
+    /// [`engine::environment::Cpu::features`]) lacks: empty when the bug is expected there.
+    pub fn missing_host_features(&self, features: &[String]) -> Vec<String> {
+        self.host_features
+            .iter()
+            .filter(|f| !features.contains(f))
+            .cloned()
+            .collect()
     }
 }
 
@@ -395,7 +441,7 @@ mod tests {
             let dir = tempfile::tempdir().unwrap();
             std::fs::write(
                 dir.path().join("all.toml"),
-                format!("id = \"all\"\ntitle = \"everything\"\nstatus = \"intended\"\n{body}"),
+                format!("id = \"all\"\ntitle = \"everything\"\nstatus = \"intended\"\ntext = \"a cited text\"\n{body}"),
             )
             .unwrap();
             let e = Registry::load(dir.path()).unwrap_err().to_string();
@@ -410,7 +456,7 @@ mod tests {
     #[test]
     fn files_that_are_not_entries_are_named() {
         let dir = tempfile::tempdir().unwrap();
-        let entry = "id = \"x\"\ntitle = \"x\"\nstatus = \"open\"\n[match]\nkind = \"crash\"\n";
+        let entry = "id = \"x\"\ntitle = \"x\"\nstatus = \"open\"\ntext = \"a cited text\"\n[match]\nkind = \"crash\"\n";
         std::fs::write(dir.path().join("x.toml"), entry).unwrap();
         std::fs::write(dir.path().join("a.TOML"), entry.replace('x', "a")).unwrap();
         std::fs::write(dir.path().join("notes.txt"), "").unwrap();
@@ -428,7 +474,7 @@ mod tests {
     #[test]
     fn a_stage_culprit_takes_the_places_in_it() {
         let e: Entry = toml::from_str(
-            "id = \"x\"\ntitle = \"t\"\nstatus = \"open\"\n[match]\nkind = \"crash\"\nculprit = [\"compile\"]\n",
+            "id = \"x\"\ntitle = \"t\"\nstatus = \"open\"\ntext = \"a cited text\"\n[match]\nkind = \"crash\"\nculprit = [\"compile\"]\n",
         )
         .unwrap();
         let mut b = bucket(&[], "compile: algsimp");

@@ -857,6 +857,9 @@ pub struct TimeStats {
     pub generate_ms: f64,
     pub oracle_ms: f64,
     pub xla_wait_ms: f64,
+    /// The packed XLA runs alone (the oracle ran meanwhile: `xla_wait_ms` is the longer of the two).
+    #[serde(default)]
+    pub xla_run_ms: f64,
     pub xla_compile_ms: f64,
     pub xla_execute_ms: f64,
     pub confirm_ms: f64,
@@ -874,21 +877,95 @@ pub struct TimeStats {
     pub xla_packed_runs: u64,
     #[serde(default)]
     pub xla_packed_cached: u64,
+    /// The voter held to the set on a sample of agreeing programs: checks, dissents, time.
+    #[serde(default)]
+    pub dissent_checks: u64,
+    #[serde(default)]
+    pub dissents: u64,
+    #[serde(default)]
+    pub dissent_ms: f64,
+}
+
+/// Where the campaign threads' time went, in seconds that add up to the threads' time (jobs x
+/// seconds of fuzzing): the oracle counts only where it ran past XLA's packed run (it runs
+/// while XLA compiles), and `idle` is what no module used (threads waiting for the last module,
+/// the state file, the progress bar).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct WorkerTime {
+    pub total_s: f64,
+    pub xla_compile_s: f64,
+    pub xla_execute_s: f64,
+    /// The rest of the packed XLA runs: parse, HLO -> MLIR, transfers, the worker protocol.
+    pub xla_other_s: f64,
+    /// The oracle beyond XLA's packed run, and (not part of the sum) all of its time.
+    pub oracle_s: f64,
+    pub oracle_all_s: f64,
+    /// The judge on packed results.
+    pub judge_s: f64,
+    /// Confirming findings: XLA runs alone, the vote, equivalent forms, storing.
+    pub confirmation_s: f64,
+    pub generate_s: f64,
+    pub idle_s: f64,
+}
+
+impl WorkerTime {
+    /// The parts that add up to `total_s`, named as reports name them.
+    pub fn parts(&self) -> [(&'static str, f64); 8] {
+        [
+            ("XLA compile", self.xla_compile_s),
+            ("XLA execute", self.xla_execute_s),
+            ("XLA other", self.xla_other_s),
+            ("oracle", self.oracle_s),
+            ("judge", self.judge_s),
+            ("confirmation", self.confirmation_s),
+            ("generate", self.generate_s),
+            ("idle", self.idle_s),
+        ]
+    }
 }
 
 impl TimeStats {
+    /// Where `thread_s` seconds of campaign threads went (see [`WorkerTime`]). Records made
+    /// before the packed run was timed alone count its stages as the whole run.
+    pub fn worker_time(&self, thread_s: f64) -> WorkerTime {
+        let stages = self.xla_compile_ms + self.xla_execute_ms;
+        let xla_run = if self.xla_run_ms > 0.0 {
+            self.xla_run_ms.max(stages)
+        } else {
+            stages
+        };
+        let oracle = (self.xla_wait_ms - xla_run).clamp(0.0, self.oracle_ms);
+        let used_ms = self.wall_ms;
+        WorkerTime {
+            total_s: thread_s,
+            xla_compile_s: self.xla_compile_ms / 1e3,
+            xla_execute_s: self.xla_execute_ms / 1e3,
+            xla_other_s: (xla_run - stages) / 1e3,
+            oracle_s: oracle / 1e3,
+            oracle_all_s: self.oracle_ms / 1e3,
+            judge_s: self.judge_ms / 1e3,
+            confirmation_s: (self.confirm_ms - self.judge_ms).max(0.0) / 1e3,
+            generate_s: self.generate_ms / 1e3,
+            idle_s: (thread_s - used_ms / 1e3).max(0.0),
+        }
+    }
+
     pub fn add(&mut self, t: &crate::timings::ModuleTimings, generate_ms: f64) {
         self.xla_packed_runs += t.xla_packed_runs;
         self.xla_packed_cached += t.xla_packed_cached;
         self.generate_ms += generate_ms;
         self.oracle_ms += t.oracle_ms;
         self.xla_wait_ms += t.xla_wait_ms;
+        self.xla_run_ms += t.xla_run_ms;
         self.xla_compile_ms += t.xla_compile_ms;
         self.xla_execute_ms += t.xla_execute_ms;
         self.confirm_ms += t.confirm_ms;
         self.judge_ms += t.judge_ms;
         self.confirmed += t.confirmed;
         self.set_ms.extend_from_slice(&t.set_ms);
+        self.dissent_checks += t.dissent_checks;
+        self.dissents += t.dissents;
+        self.dissent_ms += t.dissent_ms;
         self.wall_ms += t.wall_ms + generate_ms;
     }
 
@@ -898,12 +975,16 @@ impl TimeStats {
         self.generate_ms += o.generate_ms;
         self.oracle_ms += o.oracle_ms;
         self.xla_wait_ms += o.xla_wait_ms;
+        self.xla_run_ms += o.xla_run_ms;
         self.xla_compile_ms += o.xla_compile_ms;
         self.xla_execute_ms += o.xla_execute_ms;
         self.confirm_ms += o.confirm_ms;
         self.judge_ms += o.judge_ms;
         self.confirmed += o.confirmed;
         self.set_ms.extend_from_slice(&o.set_ms);
+        self.dissent_checks += o.dissent_checks;
+        self.dissents += o.dissents;
+        self.dissent_ms += o.dissent_ms;
         self.wall_ms += o.wall_ms;
     }
 }

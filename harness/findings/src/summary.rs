@@ -48,6 +48,12 @@ pub struct CampaignSummary {
     pub resumed: bool,
     /// What minimizing the findings did, when the campaign minimized.
     pub minimize: Option<MinimizeSummary>,
+    /// Modules a timed campaign's end cut short (not counted; a resumed campaign tests them
+    /// again).
+    pub modules_cut: u64,
+    /// The command that minimizes and buckets the findings this campaign left (empty: none
+    /// given, as for a merge).
+    pub finish_command: String,
 }
 
 /// What the phase did.
@@ -63,4 +69,20 @@ pub struct MinimizeSummary {
     pub left: usize,
     pub tests: usize,
     pub elapsed_s: f64,
+}
+
+impl MinimizeSummary {
+    /// This phase's counts, then `later`'s (a campaign's rounds): what is left is what the
+    /// later one left.
+    pub fn then(&self, later: &MinimizeSummary) -> MinimizeSummary {
+        MinimizeSummary {
+            minimized: self.minimized + later.minimized,
+            not_reproduced: self.not_reproduced + later.not_reproduced,
+            failed: self.failed + later.failed,
+            folded: self.folded + later.folded,
+            left: later.left,
+            tests: self.tests + later.tests,
+            elapsed_s: self.elapsed_s + later.elapsed_s,
+        }
+    }
 }

@@ -725,7 +725,7 @@ mod tests {
         for id in ids {
             std::fs::write(
                 tmp.path().join(format!("{id}.toml")),
-                format!("id = \"{id}\"\ntitle = \"t\"\nstatus = \"open\"\n\n[match]\nops_include = [\"{id}\"]\n"),
+                format!("id = \"{id}\"\ntitle = \"t\"\nstatus = \"open\"\ntext = \"a cited text\"\n\n[match]\nops_include = [\"{id}\"]\n"),
             )
             .unwrap();
         }

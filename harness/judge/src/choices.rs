@@ -280,7 +280,7 @@ fn candidate_variants(
     }
     if !approximated.is_empty() {
         variants.push(Variant {
-            wide_complex: true,
+            narrow_complex: true,
             ..Variant::default()
         });
         // Every approximated op off by the same ulps, then each op alone (in a chain of two,

@@ -9,8 +9,9 @@
 //!    the oracle refusing it is labelled `oracle`);
 //! 4. a backend cannot run it (unsupported, unavailable, harness error) -> `unsupported`;
 //! 5. a re-run of a backend disagrees with its first run bitwise -> `nondeterministic`;
-//! 6. a backend's result differs from the oracle's beyond [`crate::compare`]'s tolerance ->
-//!    `mismatch`, labelled by the voter (`stablehlo-ref`) when it could run the module:
+//! 6. some element of a backend's result is not the oracle's value ([`crate::compare::same_value`])
+//!    -> `mismatch`, which the judge then holds to the set of legitimate results (`proof.rs`),
+//!    labelled by the voter (`stablehlo-ref`) when it could run the module:
 //!    `xla` (the voter agrees with the oracle), `oracle` (the voter agrees with XLA) or
 //!    `undecided`;
 //! 7. otherwise `match`.
@@ -35,9 +36,9 @@ pub enum VerdictKind {
     Rejected,
     Unsupported,
     Nondeterministic,
-    /// A difference beyond the tolerance whose every element lies inside the results a
-    /// legitimate implementation may return, yet no single implementation choice reproduces
-    /// it: not a bug the judge can prove (reported apart, never a finding).
+    /// A difference the set of legitimate results cannot decide: some differing element's set
+    /// is unbounded (an op the semantics table does not bound), or no set could be computed.
+    /// Not a bug the judge can prove (reported apart, never a finding).
     Unproven,
 }
 
@@ -137,6 +138,11 @@ pub struct Verdict {
     /// established (the elements outside it, or that every differing one is inside).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proof: Option<crate::proof::Proof>,
+    /// On no finding: the voter (Google's StableHLO reference interpreter) gave a value outside
+    /// the legitimate results where XLA and the oracle agree: evidence about the oracle (a
+    /// common mode with XLA) or about the voter, for triage against the texts. Never a finding.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dissent: Option<crate::proof::Proof>,
 }
 
 impl Verdict {
@@ -153,6 +159,7 @@ impl Verdict {
             vote: None,
             explained: None,
             proof: None,
+            dissent: None,
         }
     }
 

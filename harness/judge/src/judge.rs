@@ -2,20 +2,23 @@
 //! verdict with its evidence.
 //!
 //! In order:
-//! 1. the classifier ([`crate::classify::classify`]) on the outcomes, with the reruns the caller
-//!    already has; under [`Policy::rerun`] a backend whose result is part of a finding and that
-//!    has no rerun yet is run once more with a fresh compile (nondeterminism);
-//! 2. the arbiter ([`crate::proof::prove`]): a difference beyond the tolerance stays a mismatch
-//!    only when some differing element lies outside the set of results a legitimate
-//!    implementation returns (the oracle's enclosure, under all of XLA's freedoms at once); the
-//!    verdict carries that proof. Otherwise the difference is never a finding: under
-//!    [`Policy::explain`] a single implementation choice XLA is free to make that reproduces
-//!    XLA's result ([`crate::choices::explain_by_allowed_choices`]) makes it a match with an
-//!    [`Explanation`] naming the choice; without one (or without the search) the verdict is
-//!    `unproven` (inside the set);
-//! 3. under [`Policy::vote`] the voter runs the module reduced to the differing outputs and labels
+//! 1. the classifier ([`crate::classify::classify`]) on the outcomes: a crash, timeout,
+//!    rejection or unsupported module by precedence; else whether some element of an XLA result
+//!    is not the oracle's value ([`crate::compare::same_value`]: bits, NaN equal to NaN);
+//! 2. the set is the only rule ([`crate::proof::prove`]): every differing element is checked
+//!    against the set of results a legitimate implementation returns (the oracle's enclosure,
+//!    under every freedom `hlo::semantics` grants XLA at once). An element outside its set
+//!    proves a mismatch, and the verdict carries that proof. Otherwise the difference is no
+//!    finding: a `match` when every differing element lies inside a bounded set, `unproven`
+//!    when some set is unbounded (an op the table does not bound) or could not be computed;
+//!    under [`Policy::explain`] the single implementation choice that reproduces XLA's result
+//!    is searched and named ([`crate::choices::explain_by_allowed_choices`]): an explanation
+//!    for a person, never a decision;
+//! 3. under [`Policy::rerun`] a backend whose result is part of a finding is run once more with
+//!    a fresh compile (nondeterminism);
+//! 4. under [`Policy::vote`] the voter runs the module reduced to the differing outputs and labels
 //!    the mismatch (`xla`, `oracle`, `undecided`);
-//! 4. under [`Policy::equivalent_forms`] a mismatch not labelled `xla` is tried in equivalent
+//! 5. under [`Policy::equivalent_forms`] a mismatch not labelled `xla` is tried in equivalent
 //!    forms ([`crate::forms::check_equivalent_forms`]).
 
 use crate::choices::explain_by_allowed_choices;
@@ -28,7 +31,8 @@ use engine::VOTER;
 use hlo::{Literal, Module};
 use serde::{Deserialize, Serialize};
 
-/// Which evidence the judge gathers beyond the outcomes it is given.
+/// Which evidence the judge gathers beyond the outcomes it is given. Whether a difference is a
+/// finding never depends on it: the set decides under every policy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Policy {
     /// Rerun (fresh compile) a backend whose result is part of a finding, when the trial has no
@@ -36,45 +40,72 @@ pub struct Policy {
     pub rerun: bool,
     /// Ask the voter on a mismatch (when the judge has one and the outcomes hold no vote).
     pub vote: bool,
-    /// Hold a mismatch to the arbiter's proof: a difference that no element shows outside the
-    /// legitimate results is no finding.
-    pub prove: bool,
-    /// For such a difference, search for the single implementation choice that reproduces
-    /// XLA's result: a match that names the choice, else `unproven`. The search is evidence for
-    /// a person reading one verdict; it never decides whether a difference is a finding, and
-    /// it costs an oracle evaluation per choice tried.
+    /// For a difference that is no finding, search for the single implementation choice that
+    /// reproduces XLA's result and name it (`hlo-diff run --explain`): evidence for a person,
+    /// at the cost of an oracle evaluation per choice tried.
     pub explain: bool,
     /// Try equivalent forms of a mismatch not labelled `xla`.
     pub equivalent_forms: bool,
+    /// On no finding, run the voter too and hold its result to the set of legitimate results:
+    /// a value outside it where XLA and the oracle agree is a dissent (`Verdict::dissent`,
+    /// evidence about a common mode of XLA and the oracle). Costs a voter run and a set.
+    pub dissent: bool,
 }
 
 impl Policy {
-    /// Everything: what `run`, `recheck` and a campaign's confirmation use.
+    /// Everything that labels a finding: what `run`, `recheck` and a campaign's confirmation
+    /// use.
     pub const FULL: Policy = Policy {
         rerun: true,
         vote: true,
-        prove: true,
-        explain: true,
+        explain: false,
         equivalent_forms: true,
+        dissent: false,
     };
-    /// The comparison, the proof and the explaining choice, no further XLA runs: what the
-    /// bisector's snapshots, release bisection and triage use (each verdict is read by a
-    /// person).
-    pub const CHOICES: Policy = Policy {
+    /// The verdict alone, no further XLA runs: what a campaign's packed run, the minimizer's
+    /// predicate, the bisectors, release bisection and triage use.
+    pub const VERDICT: Policy = Policy {
         rerun: false,
         vote: false,
-        prove: true,
-        explain: true,
-        equivalent_forms: false,
-    };
-    /// The comparison and the proof only: whether a difference is a finding, without the
-    /// search for the choice that explains one that is not. What a campaign's packed run and
-    /// the minimizer's predicate use (they ask that question thousands of times and show no
-    /// single verdict).
-    pub const VERDICT: Policy = Policy {
         explain: false,
-        ..Policy::CHOICES
+        equivalent_forms: false,
+        dissent: false,
     };
+
+    /// The same policy, with the explaining choice searched for.
+    pub const fn explaining(self) -> Policy {
+        Policy {
+            explain: true,
+            ..self
+        }
+    }
+
+    /// The same policy, with the voter held to the set where XLA and the oracle agree.
+    pub const fn with_dissent(self) -> Policy {
+        Policy {
+            dissent: true,
+            ..self
+        }
+    }
+}
+
+/// Why a backend's refusal of `module` (its message `message`) is one the semantics table
+/// allows, if it is: a dot `algorithm` the backend does not implement
+/// (`Condition::UnsupportedAlgorithm`: the StableHLO spec lets it raise an error).
+fn refusal_allowed(module: &Module, message: &str) -> Option<String> {
+    let has_algorithm = module.computations.iter().any(|c| {
+        c.instructions
+            .iter()
+            .any(|i| i.opcode == hlo::Opcode::Dot && i.attr("algorithm").is_some())
+    });
+    let allowed = hlo::semantics::row(hlo::Opcode::Dot, hlo::TypeClass::Float)
+        .and_then(|r| r.case(hlo::semantics::Condition::UnsupportedAlgorithm))
+        .is_some();
+    (allowed && has_algorithm && message.to_ascii_lowercase().contains("algorithm")).then(|| {
+        "a dot algorithm the backend does not implement: the StableHLO spec lets it raise an \
+         error (a refusal, not a finding)"
+            .to_string()
+    })
 }
 
 /// What the judge is asked about: a module, its inputs and what the backends made of it.
@@ -149,7 +180,7 @@ impl<'a> Judge<'a> {
             xla: Vec::new(),
             voter: None,
             opts: RunOptions::default(),
-            policy: Policy::CHOICES,
+            policy: Policy::VERDICT,
         }
     }
 
@@ -162,6 +193,98 @@ impl<'a> Judge<'a> {
             opts: self.opts.clone(),
             policy,
         }
+    }
+
+    /// The verdict on a difference the set does not prove: `match` when every differing element
+    /// lies inside a bounded set, `unproven` when some set is unbounded or none could be
+    /// computed; with the explaining choice under [`Policy::explain`].
+    fn no_finding(
+        &self,
+        t: &Trial,
+        mut verdict: crate::classify::Verdict,
+        proof: Option<crate::proof::Proof>,
+    ) -> crate::classify::Verdict {
+        let decided = proof.as_ref().is_some_and(|p| p.decides_no_bug());
+        verdict.kind = if decided {
+            VerdictKind::Match
+        } else {
+            VerdictKind::Unproven
+        };
+        verdict.label = None;
+        verdict.message = match &proof {
+            Some(p) => format!("{}; {}", verdict.message, p.summary()),
+            None => format!("{}; the oracle gave no result", verdict.message),
+        };
+        if self.policy.explain {
+            let explained = explain_by_allowed_choices(
+                &self.oracle,
+                t.module,
+                t.inputs,
+                t.outcomes,
+                t.tolerance,
+            );
+            match (explained, &verdict.comparison) {
+                (Some(v), Some(c)) => {
+                    verdict.explained = Some(Explanation::of(&v, c));
+                    verdict.vote = v.vote;
+                }
+                _ => verdict
+                    .message
+                    .push_str("; no single implementation choice reproduces it"),
+            }
+        }
+        verdict.proof = proof;
+        verdict
+    }
+
+    /// Under [`Policy::dissent`], on a verdict that is no finding: the voter's result on the
+    /// module (or the one the outcomes hold), held to the set of legitimate results; a value
+    /// outside it is the verdict's `dissent`. Returns the voter's outcome when it ran.
+    fn dissent(&self, t: &Trial, text: &str, verdict: &mut crate::classify::Verdict) -> Option<Outcome> {
+        if !self.policy.dissent || verdict.is_bug() {
+            return None;
+        }
+        let oracle = t
+            .outcomes
+            .iter()
+            .find(|(n, _)| n == engine::ORACLE)
+            .and_then(|(_, o)| o.as_ok())?;
+        let given = t.outcomes.iter().find(|(n, _)| n == VOTER).map(|(_, o)| o.clone());
+        let ran = given.is_none();
+        let o = match given {
+            Some(o) => o,
+            None => {
+                let vb = self.voter?;
+                if voter_abstains(t.module).is_some() {
+                    return None;
+                }
+                let printed;
+                let text = if text.is_empty() {
+                    printed = hlo::print::module_to_string(t.module);
+                    printed.as_str()
+                } else {
+                    text
+                };
+                vb.run(text, t.inputs, &self.opts)
+            }
+        };
+        if o.is_ok() {
+            // The voter's result under another name: the proof skips the voter's own.
+            let as_backend = vec![
+                (engine::ORACLE.to_string(), Outcome::Ok(oracle.clone())),
+                ("voter".to_string(), o.clone()),
+            ];
+            let p = crate::proof::prove(t.module, t.inputs, oracle, &as_backend, t.tolerance);
+            if p.proves() {
+                verdict.message = format!(
+                    "{}; the voter dissents: {}",
+                    verdict.message,
+                    p.summary().replace("voter gives", "stablehlo-ref gives")
+                );
+                verdict.dissent = Some(p);
+            }
+        }
+        ran.then_some(o)
     }
 
     fn backend(&self, name: &str) -> Option<&'a dyn Backend> {
@@ -191,6 +314,44 @@ impl<'a> Judge<'a> {
             )
         };
         let mut verdict = with_reruns(&reruns);
+        if verdict.kind == VerdictKind::Rejected {
+            if let Some(why) = refusal_allowed(t.module, &verdict.message) {
+                verdict.kind = VerdictKind::Unsupported;
+                verdict.label = None;
+                verdict.message = format!("{}; {why}", verdict.message);
+                return Judgement {
+                    verdict,
+                    reruns: made,
+                    voter: None,
+                };
+            }
+        }
+        if verdict.kind == VerdictKind::Mismatch {
+            // The set decides every differing element.
+            let proof = t
+                .outcomes
+                .iter()
+                .find(|(n, _)| n == engine::ORACLE)
+                .and_then(|(_, o)| o.as_ok())
+                .map(|oracle| {
+                    crate::proof::prove(t.module, t.inputs, oracle, t.outcomes, t.tolerance)
+                });
+            match proof {
+                Some(p) if p.proves() => {
+                    verdict.message = format!("{}; {}", verdict.message, p.summary());
+                    verdict.proof = Some(p);
+                }
+                proof => {
+                    let mut verdict = self.no_finding(t, verdict, proof);
+                    let voter = self.dissent(t, text, &mut verdict);
+                    return Judgement {
+                        verdict,
+                        reruns: made,
+                        voter,
+                    };
+                }
+            }
+        }
         if self.policy.rerun && verdict.is_bug() {
             let fresh = RunOptions {
                 fresh_compile: true,
@@ -207,67 +368,27 @@ impl<'a> Judge<'a> {
                 }
             }
             if !made.is_empty() {
-                verdict = with_reruns(&reruns);
+                let again = with_reruns(&reruns);
+                // A proven mismatch stays one (with its proof) unless the rerun shows XLA
+                // nondeterministic; any other finding is classified again with the rerun.
+                if verdict.kind != VerdictKind::Mismatch
+                    || again.kind == VerdictKind::Nondeterministic
+                {
+                    let proof = verdict.proof.take();
+                    verdict = again;
+                    if verdict.proof.is_none() {
+                        verdict.proof = proof;
+                    }
+                }
             }
         }
-        if verdict.kind == VerdictKind::Mismatch && self.policy.prove {
-            let proof = t
-                .outcomes
-                .iter()
-                .find(|(n, _)| n == engine::ORACLE)
-                .and_then(|(_, o)| o.as_ok())
-                .map(|oracle| {
-                    crate::proof::prove(t.module, t.inputs, oracle, t.outcomes, t.tolerance)
-                });
-            match proof {
-                Some(p) if p.proves() => {
-                    verdict.message = format!("{}; {}", verdict.message, p.summary());
-                    verdict.proof = Some(p);
-                }
-                proof => {
-                    let explained = self
-                        .policy
-                        .explain
-                        .then(|| {
-                            explain_by_allowed_choices(
-                                &self.oracle,
-                                t.module,
-                                t.inputs,
-                                t.outcomes,
-                                t.tolerance,
-                            )
-                        })
-                        .flatten();
-                    if let Some(mut v) = explained {
-                        if let Some(c) = &verdict.comparison {
-                            v.explained = Some(Explanation::of(&v, c));
-                        }
-                        v.proof = proof;
-                        return Judgement {
-                            verdict: v,
-                            reruns: made,
-                            voter: None,
-                        };
-                    }
-                    verdict.kind = VerdictKind::Unproven;
-                    verdict.label = None;
-                    verdict.message = match &proof {
-                        Some(p) if self.policy.explain => format!(
-                            "{}; {}; no single implementation choice reproduces it",
-                            verdict.message,
-                            p.summary()
-                        ),
-                        Some(p) => format!("{}; {}", verdict.message, p.summary()),
-                        None => format!("{}; the oracle gave no result", verdict.message),
-                    };
-                    verdict.proof = proof;
-                    return Judgement {
-                        verdict,
-                        reruns: made,
-                        voter: None,
-                    };
-                }
-            }
+        if verdict.kind == VerdictKind::Match {
+            let voter = self.dissent(t, text, &mut verdict);
+            return Judgement {
+                verdict,
+                reruns: made,
+                voter,
+            };
         }
         let mut voter = None;
         let voted = t.outcomes.iter().any(|(n, _)| n == VOTER);

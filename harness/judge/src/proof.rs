@@ -1,7 +1,8 @@
 //! The arbiter: whether XLA's result lies within the set of results a legitimate implementation
-//! returns ([`interp::enclose`]). A difference beyond the tolerance is a proven mismatch only
-//! when some differing element lies outside its set; the evidence names each such element,
-//! XLA's value, the set and the freedoms that bound it.
+//! returns ([`interp::enclose`], whose rules are `hlo::semantics`). Every element that is not
+//! the oracle's value is checked; a difference is a proven mismatch only when some differing
+//! element lies outside its set; the evidence names each such element, XLA's value, the set and
+//! the freedoms that bound it.
 
 use crate::compare::{failing_elements, scalar_text, Tolerance};
 use engine::backend::{Outcome, RunResult};
@@ -31,8 +32,8 @@ pub struct Proof {
     /// Elements outside their sets (the first few) and how many there are.
     pub outside: Vec<OutsideElement>,
     pub outside_count: usize,
-    /// Differing elements inside their sets, and how many of those the set does not bound at
-    /// all (an op not modelled: too wide to decide).
+    /// Differing elements inside their sets, and how many of those sets an op without a rule
+    /// in the semantics table widened (too wide to decide: `unproven`).
     pub inside_count: usize,
     pub unbounded_count: usize,
     /// Differing elements whose set does not hold the oracle's own value: the enclosure is
@@ -41,6 +42,10 @@ pub struct Proof {
     pub inconsistent_count: usize,
     /// The freedoms that widened the sets of the differing elements inside them.
     pub inside_freedoms: Vec<String>,
+    /// The ops without a rule that left some set of the module unbounded (`opcode type`): what
+    /// makes an `unproven` verdict, for the coverage report.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unmodelled: Vec<String>,
     /// Why no set could be computed (a budget, an unsupported op); nothing is proven then.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -53,6 +58,16 @@ impl Proof {
     /// Whether it proves a mismatch.
     pub fn proves(&self) -> bool {
         self.outside_count > 0
+    }
+
+    /// Whether it shows the difference is no bug: every differing element lies inside a set
+    /// that bounds it (none unbounded, none the set failed to hold the oracle's own value for,
+    /// and a set was computed).
+    pub fn decides_no_bug(&self) -> bool {
+        self.error.is_none()
+            && self.outside_count == 0
+            && self.unbounded_count == 0
+            && self.inconsistent_count == 0
     }
 
     /// One line for humans.
@@ -78,8 +93,14 @@ impl Proof {
         );
         if self.unbounded_count > 0 {
             s.push_str(&format!(
-                "; {} of them unbounded (the set is too wide to decide)",
-                self.unbounded_count
+                "; {} of them widened by an op the semantics table does not bound (too wide \
+                 to decide{})",
+                self.unbounded_count,
+                if self.unmodelled.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", self.unmodelled.join(", "))
+                }
             ));
         }
         if self.inconsistent_count > 0 {
@@ -126,7 +147,13 @@ pub fn prove(
         ..EncloseOptions::default()
     };
     let mut proof = match enclose(enclosed, inputs, &opts) {
-        Ok(enc) => check_leaves(&enc, kept, oracle, outcomes, tol),
+        Ok(enc) => {
+            let mut p = check_leaves(&enc, kept, oracle, outcomes, tol);
+            if p.unbounded_count > 0 {
+                p.unmodelled = enc.unmodelled.iter().cloned().collect();
+            }
+            p
+        }
         Err(e) => Proof {
             error: Some(e.to_string()),
             ..Proof::default()
@@ -136,7 +163,7 @@ pub fn prove(
     proof
 }
 
-/// The output leaves where some XLA result differs from the oracle's beyond the tolerance,
+/// The output leaves where some XLA result is not the oracle's value,
 /// ascending; `None` when every leaf may (a result whose leaves do not line up with the
 /// oracle's) or none does.
 pub(crate) fn differing_leaves(
@@ -268,7 +295,9 @@ fn check_leaves(
                 if set.holds(k, v) {
                     p.inside_count += 1;
                     inside_why |= set.why(k);
-                    if set.is_unbounded(k) {
+                    // A set an op without a rule widened decides nothing: with a rule it might
+                    // not hold XLA's value.
+                    if set.why(k).has(Why::UNMODELLED) {
                         p.unbounded_count += 1;
                     }
                     continue;

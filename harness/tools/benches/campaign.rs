@@ -1,5 +1,13 @@
 //! Campaign throughput against the raw compile limit.
 //!
+//! - the default campaign (what `hlo-diff fuzz` and `scripts/campaign` run: `CampaignConfig`'s
+//!   defaults, i.e. pack 8, `DEFAULT_INPUT_SETS` input sets, swarm, the default generator with
+//!   its mutation share and structural knobs) against the raw limit on the same modules: each
+//!   packed module and its input sets sent straight to the pool by `jobs` threads (compiled
+//!   once, the later sets on the kept executable), no oracle, no judge, no store; cases/s over
+//!   cases/s (goal >= 0.9; the raw limit measured before and after, as it drifts), and where
+//!   the campaign threads' time went (XLA compile, XLA execute, oracle beyond XLA, judge,
+//!   confirmation, idle);
 //! - raw: the same generated programs (one per module, as a pack=1 campaign makes them) sent
 //!   straight to the XLA worker pool by `jobs` threads, no oracle, no comparison, no store:
 //!   the most modules/s XLA can compile and run here;
@@ -20,14 +28,95 @@
 //!   K. The bench prints that bound next to the measured ratio.
 //!
 //!     cargo bench -p tools --bench campaign   (HLO_DIFF_BENCH_MODULES=N, default 40;
-//!                                                HLO_DIFF_BENCH_PACK=K, default 8)
+//!                                                HLO_DIFF_BENCH_PACK=K, default 8;
+//!                                                HLO_DIFF_BENCH_DEFAULT_ONLY=1: the first
+//!                                                measure only)
 
 use engine::backend::{Backend, RunOptions};
 use engine::worker::{Platform, WorkerBackend, WorkerConfig};
 use std::time::Instant;
 use tools::campaign::{
-    campaign_timeouts, programs_for, run_campaign, CampaignConfig, Stop, DEFAULT_INPUT_SETS,
+    campaign_timeouts, inputs_for, programs_for, run_campaign, CampaignConfig, CampaignSummary,
+    Stop, DEFAULT_INPUT_SETS,
 };
+
+/// The packed modules of a default campaign's first `modules` indices, each with its input
+/// sets: what the campaign sends XLA, as text and inputs.
+fn default_modules(seed: u64, modules: u64) -> Vec<(String, Vec<Vec<hlo::Literal>>, usize)> {
+    let d = CampaignConfig::default();
+    (0..modules)
+        .map(|g| {
+            let programs = programs_for(seed, g, d.pack, &d.generator, d.swarm);
+            let mods: Vec<hlo::Module> = programs.iter().map(|p| p.module.clone()).collect();
+            let (packed, _) = generators::pack::pack_with_layout(&mods);
+            let sets = (0..d.input_sets as u64)
+                .map(|r| programs.iter().flat_map(|p| inputs_for(p, r)).collect())
+                .collect();
+            (hlo::print::module_to_string(&packed), sets, programs.len())
+        })
+        .collect()
+}
+
+/// Cases/s (program x input set) of the pool alone on `runs`, `jobs` threads feeding it: set 0
+/// compiles, the later sets run the kept executable; a module that fails on set 0 is not run
+/// again (as the campaign does).
+fn raw_cases_per_s(
+    b: &WorkerBackend,
+    opts: &RunOptions,
+    runs: &[(String, Vec<Vec<hlo::Literal>>, usize)],
+    jobs: usize,
+) -> f64 {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let cases = std::sync::atomic::AtomicUsize::new(0);
+    let t = Instant::now();
+    std::thread::scope(|s| {
+        for _ in 0..jobs {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some((text, sets, programs)) = runs.get(i) else {
+                    return;
+                };
+                for inputs in sets {
+                    cases.fetch_add(*programs, std::sync::atomic::Ordering::Relaxed);
+                    if !b.run(text, inputs, opts).is_ok() {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    cases.into_inner() as f64 / t.elapsed().as_secs_f64()
+}
+
+/// The default campaign on `modules` module indices, and the raw limit on the same modules
+/// before and after it: (campaign, raw before, raw after).
+fn default_against_raw(
+    b: &WorkerBackend,
+    opts: &RunOptions,
+    seed: u64,
+    jobs: usize,
+    modules: u64,
+) -> (CampaignSummary, f64, f64) {
+    let runs = default_modules(seed, modules);
+    let before = raw_cases_per_s(b, opts, &runs, jobs);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cfg = CampaignConfig {
+        seed,
+        jobs,
+        out: dir.path().to_path_buf(),
+        stop: Stop {
+            time: None,
+            iterations: Some(modules),
+        },
+        progress: false,
+        // The fuzz phase is measured; minimizing its findings afterwards is not.
+        minimize: None,
+        ..CampaignConfig::default()
+    };
+    let c = run_campaign(&cfg, None).expect("XLA must be available");
+    let after = raw_cases_per_s(b, opts, &runs, jobs);
+    (c, before, after)
+}
 
 fn env_usize(k: &str, d: usize) -> usize {
     std::env::var(k)
@@ -86,6 +175,40 @@ fn main() {
     };
     // Start every worker before timing (import jax costs about a second each).
     pool_rate(&(0..jobs).map(|i| tiny("warm_up", i)).collect::<Vec<_>>());
+
+    // The default campaign against the raw limit on the same modules.
+    let (cd, raw_d_before, raw_d_after) =
+        default_against_raw(&b, &opts, seed, jobs, (n / 2).max(1) as u64);
+    let raw_d = (raw_d_before + raw_d_after) / 2.0;
+    let d = CampaignConfig::default();
+    println!(
+        "campaign bench: the default campaign (pack {}, {} input sets, swarm, mutation {}%), {} modules, jobs {jobs}",
+        d.pack, d.input_sets, d.generator.mutation_percent, cd.stats.modules
+    );
+    println!(
+        "  default campaign: {:.2} cases/s = {:.2} of raw on the same modules (goal >= 0.9; raw {raw_d_before:.2} cases/s before it, {raw_d_after:.2} after, mean {raw_d:.2})",
+        cd.cases_per_s,
+        cd.cases_per_s / raw_d
+    );
+    let w = cd
+        .stats
+        .time
+        .worker_time(jobs as f64 * cd.campaign_elapsed_s);
+    let shares: Vec<String> = w
+        .parts()
+        .iter()
+        .map(|(k, v)| format!("{k} {:.0}%", 100.0 * v / w.total_s.max(1e-9)))
+        .collect();
+    println!(
+        "  default campaign: worker time {:.1} s: {}; the oracle {:.1} s in all, {:.1} s of it while XLA ran",
+        w.total_s,
+        shares.join(", "),
+        w.oracle_all_s,
+        (w.oracle_all_s - w.oracle_s).max(0.0)
+    );
+    if std::env::var_os("HLO_DIFF_BENCH_DEFAULT_ONLY").is_some() {
+        return;
+    }
 
     // Raw: the generated programs, one per module.
     let raw_runs: Vec<(String, Vec<hlo::Literal>)> = (0..n as u64)

@@ -5,7 +5,7 @@
 //! evaluates `before_optimizations` (what XLA's passes started from) and then each snapshot in
 //! step order on the same inputs; the first snapshot whose result differs from
 //! `before_optimizations` names the pass in its `after_<pass>`. Every comparison (XLA against the
-//! oracle, a snapshot against `before_optimizations`) is the judge's ([`judge::Policy::CHOICES`]):
+//! oracle, a snapshot against `before_optimizations`) is the judge's ([`judge::Policy::VERDICT`]):
 //! a difference that an implementation choice XLA is free to make explains is no difference
 //! here, as in campaigns.
 //!

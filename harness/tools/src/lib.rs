@@ -12,6 +12,7 @@ pub mod fuzzing;
 pub mod isolate;
 pub mod minimize;
 pub mod releases;
+pub mod recall;
 pub mod repeat;
 pub mod script;
 pub mod triage;

@@ -9,7 +9,7 @@
 //! whose jaxlib is the one of the default Python is run with that Python, not a new venv.
 //!
 //! Every release runs the module through the same worker as the pinned jaxlib, and its outcome
-//! is judged against the oracle on the same inputs with the judge's [`judge::Policy::CHOICES`]
+//! is judged against the oracle on the same inputs with the judge's [`judge::Policy::VERDICT`]
 //! (as every bisector comparison). A release is then:
 //! - `good`: XLA agrees with the oracle;
 //! - `bad`: it fails with the [`Symptom`] searched for (a mismatch; a crash, hang or rejection

@@ -29,15 +29,27 @@ pub struct Session {
 }
 
 impl Session {
+    /// The runner over this session's workers; a case that crashes XLA is run on workers that
+    /// fork per request ([`Runner::for_crashes`]) when every backend has them.
     pub fn runner(&self) -> Runner {
-        let mut r = Runner::new(
+        let runner = |workers: Vec<Arc<dyn Backend>>| {
+            let mut r = Runner::new(workers);
+            r.opts = self.opts.clone();
+            r.tolerance_scale = self.tolerance_scale;
+            r
+        };
+        let mut r = runner(
             self.workers
                 .iter()
                 .map(|w| w.clone() as Arc<dyn Backend>)
                 .collect(),
         );
-        r.opts = self.opts.clone();
-        r.tolerance_scale = self.tolerance_scale;
+        let forking: Option<Vec<Arc<dyn Backend>>> = self
+            .workers
+            .iter()
+            .map(|w| w.forking().map(|f| Arc::new(f) as Arc<dyn Backend>))
+            .collect();
+        r.for_crashes = forking.map(|f| Box::new(runner(f)));
         r
     }
 
@@ -64,7 +76,8 @@ impl Session {
             opts: self.opts.clone(),
             policy: judge::Policy {
                 vote: true,
-                ..judge::Policy::CHOICES
+                dissent: true,
+                ..judge::Policy::VERDICT
             },
             ..judge::Judge::offline()
         };
@@ -80,6 +93,36 @@ impl Session {
                 })
                 .verdict,
         )
+    }
+
+    /// Where XLA and the oracle agree on `case`: the voter's value outside the legitimate
+    /// results, if it gives one (`judge::Policy::dissent`). `None` when the voter is not asked
+    /// or agrees.
+    pub fn dissent(&self, case: &Case) -> Option<String> {
+        if !self.voter {
+            return None;
+        }
+        let cpu = self.workers.iter().find(|w| w.name() == "xla-cpu")?;
+        let voter = WorkerBackend::stablehlo_ref_on(cpu);
+        let o = self.runner().observe(case);
+        let judge = judge::Judge {
+            voter: Some(&voter),
+            opts: self.opts.clone(),
+            policy: judge::Policy::VERDICT.with_dissent(),
+            ..judge::Judge::offline()
+        };
+        let v = judge
+            .judge(&judge::Trial {
+                module: &case.module,
+                text: None,
+                inputs: &case.inputs,
+                outcomes: &o.outcomes,
+                reruns: &[],
+                tolerance: &judge::compare::Tolerance::for_module(&case.module),
+            })
+            .verdict;
+        v.dissent
+            .map(|p| p.summary().replace("voter gives", "stablehlo-ref gives"))
     }
 
     /// `jax`, `jaxlib`, `python` as the first worker reports them.
@@ -157,26 +200,40 @@ pub fn minimize_case(
     case: Case,
     opts: &Options,
 ) -> Result<Result<Minimized, Verdict>, String> {
-    let first = attributable(runner, &case, runner.observe(&case));
+    let first = runner.observe(&case);
+    // A crash goes on where it costs a fork per candidate, when it shows there too.
+    let (runner, first) = match (&runner.for_crashes, first.verdict.kind) {
+        (Some(forking), VerdictKind::Crash) => {
+            let again = forking.observe(&case);
+            match again.verdict.kind {
+                VerdictKind::Crash => (forking.as_ref(), again),
+                _ => (runner, first),
+            }
+        }
+        _ => (runner, first),
+    };
+    let first = attributable(runner, &case, first);
     let Some(target) = Target::of(&first.verdict, &case.module) else {
         return Ok(Err(first.verdict));
     };
     let mut predicate = |c: &Case| target.holds(&runner.observe(c).verdict, &c.module);
-    let (min, stats) = minimize::minimize(
-        case.clone(),
-        &minimize::default_reductions(),
-        &mut predicate,
-        opts,
-    );
+    // A crash or rejection first tries the cone of each instruction XLA's message names.
+    let mut reductions: Vec<Box<dyn minimize::Reduction>> = Vec::new();
+    let named = minimize::outputs::named_in(&case.module, &failure_text(&first));
+    if !named.is_empty() {
+        reductions.push(Box::new(minimize::outputs::NamedCone(named)));
+    }
+    reductions.extend(minimize::default_reductions());
+    let (min, stats) = minimize::minimize(case.clone(), &reductions, &mut predicate, opts);
     // The loop only keeps cases the predicate accepted; a bug that shows in some runs only
     // (memory read out of bounds, a crash that depends on the heap) may not show on this last
     // run: up to three runs, then report the original.
-    let mut last = runner.observe(&min);
+    let mut last = runner.observe_fully(&min);
     for _ in 1..3 {
         if target.holds(&last.verdict, &min.module) {
             break;
         }
-        last = runner.observe(&min);
+        last = runner.observe_fully(&min);
     }
     let (min, stats, last) = if target.holds(&last.verdict, &min.module) {
         (min, stats, last)
@@ -194,6 +251,19 @@ pub fn minimize_case(
         stats,
         last,
     }))
+}
+
+/// What XLA said when it failed (a crash's stderr, a rejection's message), else nothing.
+fn failure_text(o: &Observation) -> String {
+    o.outcomes
+        .iter()
+        .filter_map(|(_, o)| match o {
+            engine::backend::Outcome::Crash { stderr_tail, .. } => Some(stderr_tail.as_str()),
+            engine::backend::Outcome::Rejected { message, .. } => Some(message.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// `first`, unless it is a crash that two more runs of `case` do not show: a worker process
@@ -338,6 +408,11 @@ pub struct TriageResult {
     /// The release bisection of the minimized module (`--releases`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub releases: Option<ReleaseReport>,
+    /// No bug, yet the voter (`stablehlo-ref`) gives a value outside the legitimate results
+    /// where XLA and the oracle agree: a common mode of the two, or the voter's error; to be
+    /// triaged against the texts (never a finding).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dissent: Option<String>,
     /// Wall-clock time of this module's triage.
     pub elapsed_ms: u64,
 }
@@ -368,6 +443,7 @@ impl TriageResult {
             reproduced: None,
             culprit_summary: None,
             releases: None,
+            dissent: None,
             elapsed_ms: elapsed.as_millis() as u64,
         }
     }
@@ -788,6 +864,7 @@ pub fn triage(
     let before = case.module.instruction_count();
     let clean_case = (ctx.repeat_clean && ctx.repeat > 0).then(|| case.clone());
     let dumped_case = (!ctx.original_files.is_empty()).then(|| case.clone());
+    let agreed_case = session.voter.then(|| case.clone());
     let first = if let Some(compiled) = ctx.from_script {
         let o = runner.observe(&case);
         if o.verdict.kind == VerdictKind::Rejected {
@@ -843,6 +920,16 @@ pub fn triage(
                 repeat,
                 ..TriageResult::no_bug(name, v.kind.name(), message, Some(before), start.elapsed())
             };
+            if v.kind.agrees() {
+                if let Some(d) = agreed_case.as_ref().and_then(|c| session.dissent(c)) {
+                    r.message.push_str(&format!(
+                        "; the StableHLO reference interpreter dissents (XLA and the oracle \
+                         agree; a common mode or the voter's error, to triage against the \
+                         texts): {d}"
+                    ));
+                    r.dissent = Some(d);
+                }
+            }
             if let Some(d) = script_time.filter(|d| d.changed_result) {
                 r.bug = true;
                 r.message = format!(
@@ -978,6 +1065,7 @@ pub fn triage(
         reproduced,
         culprit_summary,
         releases,
+        dissent: None,
         elapsed_ms: start.elapsed().as_millis() as u64,
     })
 }

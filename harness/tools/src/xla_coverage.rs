@@ -95,6 +95,26 @@ fn partitioned(cfg: &serde_json::Value) -> bool {
         .is_some_and(|a| !a.is_empty())
 }
 
+/// The categories of XLA's optimized text (one module per executable, one after the other,
+/// as [`CoverageTable::add_text`] reads it): `None` when it holds no module, an error when
+/// our parser cannot read one.
+pub fn categories_of_modules(text: &str) -> Result<Option<BTreeSet<String>>, String> {
+    let mut cats = BTreeSet::new();
+    let mut any = false;
+    for part in split_modules(text) {
+        let m = hlo::parse::parse_module(part).map_err(|e| e.to_string())?;
+        any = true;
+        cats.extend(categories_of(&m));
+    }
+    Ok(any.then_some(cats))
+}
+
+/// The categories of XLA's optimized text, none when it cannot be read (the fuzzer's feedback:
+/// an unreadable module reaches nothing it can count).
+pub fn categories_of_text(text: &str) -> BTreeSet<String> {
+    categories_of_modules(text).ok().flatten().unwrap_or_default()
+}
+
 /// The categories one optimized module reaches (see the module documentation).
 pub fn categories_of(m: &Module) -> BTreeSet<String> {
     let mut roles = vec![Role::Plain; m.computations.len()];
@@ -296,25 +316,15 @@ impl CoverageTable {
     /// XLA may print several modules (one per executable), one after the other: each
     /// `HloModule` header starts one, and the whole text counts as one module.
     pub fn add_text(&mut self, text: &str, what: &str) {
-        let mut cats = BTreeSet::new();
-        let mut any = false;
-        for part in split_modules(text) {
-            match hlo::parse::parse_module(part) {
-                Ok(m) => {
-                    any = true;
-                    cats.extend(categories_of(&m));
-                }
-                Err(e) => {
-                    self.unreadable.push(format!("{what}: {e}"));
-                    return;
+        match categories_of_modules(text) {
+            Ok(Some(cats)) => {
+                self.modules += 1;
+                for c in cats {
+                    *self.counts.entry(c).or_insert(0) += 1;
                 }
             }
-        }
-        if any {
-            self.modules += 1;
-            for c in cats {
-                *self.counts.entry(c).or_insert(0) += 1;
-            }
+            Ok(None) => {}
+            Err(e) => self.unreadable.push(format!("{what}: {e}")),
         }
     }
 

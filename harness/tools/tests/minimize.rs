@@ -483,7 +483,13 @@ fn differences_xla_is_free_to_make_are_no_finding_to_the_predicate() {
         xla_out[0].as_array().unwrap().data,
         "the default evaluation must differ from XLA for this test to mean anything"
     );
-    assert_eq!(o.verdict.kind.name(), "match", "{:?}", o.verdict);
+    // No finding: a NaN's bits are unspecified, so the bitcast's set holds XLA's bits (match),
+    // or is left unbounded (unproven).
+    assert!(
+        matches!(o.verdict.kind.name(), "match" | "unproven"),
+        "{:?}",
+        o.verdict
+    );
 }
 
 /// A wrong value that only a `convert` to another element type carries to the output is

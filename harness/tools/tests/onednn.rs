@@ -296,13 +296,33 @@ jax.jit(lambda x, w: lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_nu
                     tolerance: &judge::compare::Tolerance::default(),
                 })
                 .verdict;
-            assert_eq!(
-                v.kind,
-                judge::classify::VerdictKind::Match,
+            // The semantics table does not bound oneDNN's calls, so the set cannot prove a
+            // match (unproven at most); the oracle's evaluation of them must still be XLA's
+            // result within a relative 1e-4, element by element.
+            assert!(
+                !v.is_bug(),
                 "{} on jaxlib {release}: {}\n{optimized}",
                 before.display(),
                 v.message
             );
+            if let (engine::backend::Outcome::Ok(o), engine::backend::Outcome::Ok(x)) =
+                (&outcomes[0].1, &outcomes[1].1)
+            {
+                for (lo, lx) in o.outputs.iter().zip(&x.outputs) {
+                    for (a, b) in lo.leaves().iter().zip(lx.leaves()) {
+                        for k in 0..a.len() {
+                            let (p, q) = (a.get(k).to_f64(), b.get(k).to_f64());
+                            assert!(
+                                (p - q).abs() <= 1e-4 * q.abs().max(1.0),
+                                "{} on jaxlib {release}: element {k}: oracle {p}, XLA {q}",
+                                before.display()
+                            );
+                        }
+                    }
+                }
+            } else {
+                panic!("{}: {:?}", before.display(), outcomes);
+            }
             checked += 1;
         }
         assert_eq!(

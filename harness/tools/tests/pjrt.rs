@@ -1,7 +1,8 @@
 //! The `pjrt` backend (XLA's PJRT C API plugin, the module compiled as an `HloModuleProto`)
 //! against the oracle: every jax program of `corpora/jax/dump/` and every module the
 //! generator's XLA test generates (`generators/tests/xla.rs`: default, swarm, realistic,
-//! per-program and packed) agrees with the oracle on plain inputs, except where the jaxlib
+//! per-program and packed) agrees with the oracle on plain inputs (the judge finds no bug:
+//! a match, or a difference inside the legitimate results), except where the jaxlib
 //! route (`xla-cpu`) disagrees the same way (the oracle's limits, or a bug both XLAs share),
 //! where a jaxlib LAPACK custom-call has no handler in the bare plugin (`unsupported`), and
 //! where the difference is a registered bug of the newer XLA (`corpora/known-bugs`,
@@ -181,7 +182,10 @@ fn every_corpus_and_generator_test_module_agrees_with_the_oracle_on_pjrt() {
     for (name, m, inputs) in &cases {
         let (kind, message) = verdict(m, inputs, &opts);
         checked += 1;
-        if kind == VerdictKind::Match {
+        // The judge decides, not bit-for-bit agreement: a difference inside the results a
+        // legitimate implementation may return is no finding (XLA CPU's kernels round
+        // differently with the host's vector features).
+        if !kind.is_finding() {
             continue;
         }
         let line = format!("{name}: {kind:?}: {message}");

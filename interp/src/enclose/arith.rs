@@ -6,8 +6,10 @@
 //! on that side and the infinity itself (a type computed with excess precision holds reals
 //! beyond its largest value). An op works on each operand's parts (-inf, the finite reals,
 //! +inf), computes the exact real bounds of the finite part (TwoSum and FMA give the exact error
-//! of each f64 bound) and rounds them outward to the element type: a result rounded to nearest,
-//! computed wider and rounded later, or contracted into a fused multiply-add lies between them.
+//! of each f64 bound) and rounds them to the element type: to nearest, as IEEE 754 rounds a
+//! correctly rounded op; outward for a product (which XLA may contract with the add after it
+//! into a fused multiply-add) and for types narrower than f32 (computed wider and maybe rounded
+//! later), whose results lie between the outward bounds.
 
 use super::format::Format;
 use super::set::{le, tmax, tmin, FSet, ISet, Why};
@@ -177,13 +179,31 @@ fn is_inf(p: (f64, f64)) -> bool {
 pub(crate) struct Out<'f> {
     pub fmt: &'f Format,
     pub set: FSet,
+    /// Bounds rounded to nearest (`Format::nearest2`) instead of outward.
+    nearest: bool,
 }
 
 impl<'f> Out<'f> {
+    /// A result rounded to nearest, as IEEE 754 rounds every correctly rounded op: the nearest
+    /// values of its real bounds. Types narrower than f32 round outward: XLA CPU computes them
+    /// in f32 and may keep that value unrounded into the next op (excess precision), which
+    /// only the outward bounds enclose.
     pub fn new(fmt: &'f Format) -> Out<'f> {
         Out {
             fmt,
             set: FSet::EMPTY,
+            nearest: fmt.ty.bit_width() >= 32,
+        }
+    }
+
+    /// A result rounded outward, which also encloses its unrounded real value: a product XLA
+    /// may contract with the add after it into a fused multiply-add, a sum whose order and
+    /// accumulation type are free.
+    pub fn outward(fmt: &'f Format) -> Out<'f> {
+        Out {
+            fmt,
+            set: FSet::EMPTY,
+            nearest: false,
         }
     }
 
@@ -212,7 +232,14 @@ impl<'f> Out<'f> {
 
     /// The reals between two exact values, rounded outward to the type.
     pub fn range(&mut self, lo: Ex, hi: Ex) {
-        let (d, u) = (self.fmt.down2(lo.r, lo.e), self.fmt.up2(hi.r, hi.e));
+        let (d, u) = if self.nearest {
+            (
+                self.fmt.nearest2(lo.r, lo.e, false),
+                self.fmt.nearest2(hi.r, hi.e, true),
+            )
+        } else {
+            (self.fmt.down2(lo.r, lo.e), self.fmt.up2(hi.r, hi.e))
+        };
         if d.nan || u.nan {
             self.nan();
         }
@@ -415,7 +442,7 @@ pub(crate) fn multiply(fmt: &Format, a: FSet, b: FSet, sub: Subnormals) -> FSet 
     let (a, b) = (operand(fmt, a, sub), operand(fmt, b, sub));
     if let (Some(x), Some(y)) = (finite_point(&a), finite_point(&b)) {
         // One piece each, its four corners the same product (a dot's terms, mostly).
-        let mut out = Out::new(fmt);
+        let mut out = Out::outward(fmt);
         let c = mul_ex(x, y);
         out.range(c, c);
         return result(fmt, out.done(why2(&a, &b)), sub);
@@ -425,7 +452,7 @@ pub(crate) fn multiply(fmt: &Format, a: FSet, b: FSet, sub: Subnormals) -> FSet 
 
 /// [`multiply`] of operands already read (`operand`), piece by piece.
 fn multiply_pieces(fmt: &Format, a: FSet, b: FSet, sub: Subnormals) -> FSet {
-    let mut out = Out::new(fmt);
+    let mut out = Out::outward(fmt);
     if a.nan || b.nan {
         out.nan();
     }

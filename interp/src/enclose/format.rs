@@ -299,6 +299,48 @@ impl Format {
         u
     }
 
+    /// A bound of round-to-nearest of the exact real value `r + e`, where `r` is that value
+    /// rounded to nearest in f64 and only the sign of `e` is read (as every producer of an
+    /// `arith::Ex` makes it: TwoSum, FMA residues, a division's or square root's remainder).
+    /// The nearer of the value's two neighbours in the type; at a tie the lower one for a lower
+    /// bound (`upper` false) and the upper one for an upper bound. Round-to-nearest is
+    /// monotone, so the nearest values of a range's ends bound the nearest value of every real
+    /// in it, and every value of the type in it. Near an overflow (a neighbour infinite or
+    /// NaN), or with `e` unknown (NaN), it is the outward neighbour.
+    pub fn nearest2(&self, r: f64, e: f64, upper: bool) -> Rounded {
+        let (d, u) = (self.down2(r, e), self.up2(r, e));
+        let outward = if upper { u } else { d };
+        if d.v.to_bits() == u.v.to_bits()
+            || d.nan
+            || u.nan
+            || !d.v.is_finite()
+            || !u.v.is_finite()
+            || !r.is_finite()
+            || e.is_nan()
+        {
+            return outward;
+        }
+        // `r` is a value of the type: the exact value lies within half an f64 ulp of it, far
+        // nearer than the other neighbour (an f64 tie is already decided in `r`).
+        if r == d.v {
+            return d;
+        }
+        if r == u.v {
+            return u;
+        }
+        let (below, above) = (r - d.v, u.v - r);
+        if !(below > 0.0 && above > 0.0) {
+            return outward;
+        }
+        if below < above || (below == above && e < 0.0) {
+            d
+        } else if above < below || (below == above && e > 0.0) {
+            u
+        } else {
+            outward
+        }
+    }
+
     /// The next value of the type above the value `x` (as a real number: above -0 and +0 is the
     /// smallest positive value).
     pub fn next(&self, x: f64) -> f64 {

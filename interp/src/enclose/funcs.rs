@@ -190,7 +190,7 @@ fn periodic(fmt: &Format, op: Opcode, a: FSet, ulps: u32) -> FSet {
         f64::cos
     };
     // Beyond this XLA's argument reduction is not measured to be accurate.
-    let limit = super::ulps::periodic_limit(fmt.ty);
+    let limit = hlo::semantics::periodic_limit(fmt.ty);
     let sh = Shape {
         f,
         domain: (f64::NEG_INFINITY, f64::INFINITY),
@@ -234,7 +234,7 @@ fn periodic(fmt: &Format, op: Opcode, a: FSet, ulps: u32) -> FSet {
 /// tan: rising between poles; any value where a pole (pi/2 + k pi) may lie in a piece.
 fn tan(fmt: &Format, a: FSet, ulps: u32) -> FSet {
     let mut out = FSet::EMPTY.with_nan(a.nan || a.pinf || a.ninf);
-    let limit = super::ulps::periodic_limit(fmt.ty);
+    let limit = hlo::semantics::periodic_limit(fmt.ty);
     let sh = Shape {
         f: f64::tan,
         domain: (f64::NEG_INFINITY, f64::INFINITY),

@@ -1,67 +1,63 @@
 //! The sets an element may take: floats ([`FSet`]), integers and `pred` ([`ISet`]), complex
 //! values ([`CSet`]), each with the freedoms that made it as wide as it is ([`Why`]).
 
+use hlo::semantics::{Freedom, FreedomSet};
 use std::cmp::Ordering;
 
 /// A set's pieces (at most five, and the NaNs some callers add): kept inline, as sets are
 /// split into pieces in every op of an enclosure.
 pub type Pieces = smallvec::SmallVec<[(f64, f64); 8]>;
 
-/// The freedoms that widened a set (bits): what a report names as "the freedom that bounds it".
+/// The freedoms that widened a set (bits of [`hlo::semantics::Freedom`]): what a report names as
+/// "the freedom that bounds it", in the semantics table's one vocabulary.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct Why(pub u16);
+pub struct Why(pub u32);
 
 impl Why {
     pub const NONE: Why = Why(0);
     /// Rounding to the element type at each op (or not, where XLA keeps excess precision).
-    pub const ROUNDING: Why = Why(1);
+    pub const ROUNDING: Why = Why::of(Freedom::Rounding);
+    /// A narrow float computed wide and not rounded back.
+    pub const EXCESS: Why = Why::of(Freedom::ExcessPrecision);
+    /// A multiply and an add contracted into one FMA.
+    pub const FMA: Why = Why::of(Freedom::FmaContraction);
     /// The order, blocking and tree shape a reduction, dot or convolution sums in.
-    pub const ORDER: Why = Why(1 << 1);
+    pub const ORDER: Why = Why::of(Freedom::SummationOrder);
     /// A reduction's init value inserted any number of times (XLA assumes it is an identity).
-    pub const INIT: Why = Why(1 << 2);
+    pub const INIT: Why = Why::of(Freedom::InitMultiplicity);
     /// Subnormal inputs and results flushed to zero.
-    pub const FLUSH: Why = Why(1 << 3);
+    pub const FLUSH: Why = Why::of(Freedom::FlushToZero);
     /// The ulps an approximated function may be off.
-    pub const ULPS: Why = Why(1 << 4);
+    pub const ULPS: Why = Why::of(Freedom::ApproximationUlps);
     /// A data-dependent op (compare, select, clamp, sort, ...) that may go either way.
-    pub const BRANCH: Why = Why(1 << 5);
+    pub const BRANCH: Why = Why::of(Freedom::EitherOutcome);
     /// A partial result that may overflow (then meet an infinity or a zero).
-    pub const OVERFLOW: Why = Why(1 << 6);
+    pub const OVERFLOW: Why = Why::of(Freedom::Overflow);
     /// The sign and payload of a NaN.
-    pub const NAN_BITS: Why = Why(1 << 7);
+    pub const NAN_BITS: Why = Why::of(Freedom::NanBits);
     /// A complex infinity whose other part is unspecified.
-    pub const COMPLEX_INF: Why = Why(1 << 8);
+    pub const COMPLEX_INF: Why = Why::of(Freedom::ComplexInfinity);
     /// An op the enclosure does not model: anything of the type.
-    pub const UNMODELLED: Why = Why(1 << 9);
+    pub const UNMODELLED: Why = Why::of(Freedom::Unmodelled);
     /// An index (gather, dynamic-slice, scatter) that may take several values.
-    pub const INDEX: Why = Why(1 << 10);
-    /// Results XLA leaves undefined (a reducer that is not a monoid, ...).
-    pub const UNDEFINED: Why = Why(1 << 11);
+    pub const INDEX: Why = Why::of(Freedom::UncertainIndex);
+    /// Results the texts leave implementation-defined (integer overflow, division by zero, a
+    /// reducer that is not a monoid, ...).
+    pub const UNDEFINED: Why = Why::of(Freedom::ImplementationDefined);
     /// Where a complex function's parts are accurate only relative to its modulus.
-    pub const NORMWISE: Why = Why(1 << 12);
+    pub const NORMWISE: Why = Why::of(Freedom::Normwise);
+    /// The order scatter and select-and-scatter combine in, and ties of a selection.
+    pub const COMBINATION: Why = Why::of(Freedom::CombinationOrder);
+    /// A bound on a whole computation (fft, a decomposition).
+    pub const ERROR_BOUND: Why = Why::of(Freedom::ErrorBound);
 
-    const NAMES: [(Why, &'static str); 13] = [
-        (Why::ROUNDING, "rounding"),
-        (Why::ORDER, "summation order"),
-        (Why::INIT, "init value multiplicity"),
-        (Why::FLUSH, "flush-to-zero"),
-        (Why::ULPS, "ulps of approximated functions"),
-        (Why::BRANCH, "either outcome of a data-dependent op"),
-        (Why::OVERFLOW, "overflowing partial results"),
-        (Why::NAN_BITS, "NaN sign and payload"),
-        (Why::COMPLEX_INF, "complex infinity"),
-        (Why::UNMODELLED, "an op not modelled"),
-        (Why::INDEX, "an uncertain index"),
-        (Why::UNDEFINED, "a result XLA leaves undefined"),
-        (Why::NORMWISE, "complex rounding relative to the modulus"),
-    ];
+    pub const fn of(f: Freedom) -> Why {
+        Why(f.bit())
+    }
 
+    /// The freedoms' names, in the semantics table's order.
     pub fn names(self) -> Vec<&'static str> {
-        Why::NAMES
-            .iter()
-            .filter(|(w, _)| self.0 & w.0 != 0)
-            .map(|(_, n)| *n)
-            .collect()
+        FreedomSet(self.0).names()
     }
 
     pub fn has(self, w: Why) -> bool {
@@ -426,6 +422,21 @@ impl ISet {
     pub fn because(mut self, w: Why) -> ISet {
         self.why |= w;
         self
+    }
+
+    /// An element whose behaviour the texts leave to the implementation (an integer overflow,
+    /// a division by zero, a conversion out of range): any integer, not only a value of the
+    /// type. The StableHLO spec makes the *behaviour* of such an op implementation-defined, and
+    /// XLA shows it: it may compute a narrow integer in a wider type and never wrap it (s4/u4
+    /// through float normalization's excess precision), so what reads the element later (a
+    /// convert, a compare) sees a value past the type's range. `pred` keeps its two values.
+    pub fn undefined(ty: hlo::PrimitiveType, why: Why) -> ISet {
+        const ANY: i128 = 1 << 66;
+        let (lo, hi) = match ty {
+            hlo::PrimitiveType::Pred => (0, 1),
+            _ => (-ANY, ANY),
+        };
+        ISet::range(lo, hi).because(why | Why::UNDEFINED)
     }
 
     pub fn is_point(&self) -> bool {

@@ -194,7 +194,7 @@ impl SumAcc {
     /// narrowest accumulation XLA may use) and rounded to `out`. `wider`: XLA may also
     /// accumulate in a wider type (excess precision), where partial sums do not overflow.
     pub fn finish(&self, acc: &Format, out: &Format) -> FSet {
-        let mut o = Out::new(out);
+        let mut o = Out::outward(out);
         let mut why = self.why;
         if self.terms == 0 {
             return FSet::point(0.0);
@@ -344,7 +344,7 @@ impl ProdAcc {
 
     pub fn finish(&self, acc: &Format, out: &Format) -> FSet {
         let mut why = self.why;
-        let mut o = Out::new(out);
+        let mut o = Out::outward(out);
         if self.n == 0.0 {
             return if self.nan {
                 FSet::NAN

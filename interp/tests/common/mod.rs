@@ -13,6 +13,23 @@ pub fn eval(text: &str, args: &[Literal]) -> Result<Literal, interp::EvalError> 
     interp::evaluate(&parse(text), args)
 }
 
+/// [`eval`] under an implementation-choice variant.
+#[allow(dead_code)]
+pub fn eval_with_variant(
+    text: &str,
+    args: &[Literal],
+    variant: &interp::variant::Variant,
+) -> Result<Literal, interp::EvalError> {
+    interp::evaluate_with(
+        &parse(text),
+        args,
+        &interp::EvalOptions {
+            variant: variant.clone(),
+            ..interp::EvalOptions::default()
+        },
+    )
+}
+
 pub fn lit(ty: PrimitiveType, dims: &[i64], vals: &[Scalar]) -> Literal {
     Literal::Array(ArrayLiteral::from_scalars(ty, dims.to_vec(), vals).unwrap())
 }

@@ -166,6 +166,14 @@ pub fn render(d: &ReportData) -> String {
     o.push_str("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>hlo-diff campaign report</title><style>");
     o.push_str("body{font-family:sans-serif;margin:24px;max-width:1100px}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 6px;font-size:12px;text-align:left}th{background:#eee}.charts svg{margin:8px 0;display:block}code{font-size:12px}");
     o.push_str("</style></head><body><h1>hlo-diff campaign report</h1>");
+    // Findings left to minimize come first: the exit code depends on them.
+    if let Some(note) = d.left_note() {
+        let _ = write!(
+            o,
+            "<p style=\"border:2px solid #d62728;padding:8px\"><b>{}</b></p>",
+            esc(&note)
+        );
+    }
     let _ = write!(
         o,
         "<p>seed <b>{}</b>, shard {}/{}, backends <b>{}</b>, pack {}, input sets {}, jobs {}{}. XLA options: {}.</p>",
@@ -201,7 +209,7 @@ pub fn render(d: &ReportData) -> String {
     if !d.unbucketed.is_empty() {
         let _ = write!(
             o,
-            "<p>{} findings not minimized yet.</p>",
+            "<p>{} findings not minimized yet (see the top of the page).</p>",
             d.unbucketed.len()
         );
     }
@@ -221,7 +229,30 @@ pub fn render(d: &ReportData) -> String {
             s.modules_this_run, s.programs_this_run, s.cases_this_run, s.elapsed_s, s.modules_per_s, s.programs_per_s, s.cases_per_s
         );
     }
+    let _ = write!(
+        o,
+        "<p>Worker time: {}.</p>",
+        esc(&super::markdown::worker_time_text(d))
+    );
+    if s.modules_cut > 0 {
+        let _ = write!(
+            o,
+            "<p>{} module(s) cut short by the end of the time limit (tested again on resume).</p>",
+            s.modules_cut
+        );
+    }
     o.push_str("<div class=\"charts\">");
+    let w = d.worker_time();
+    let shares: Vec<(String, f64)> = w
+        .parts()
+        .iter()
+        .map(|(k, v)| (k.to_string(), 100.0 * v / w.total_s.max(1e-9)))
+        .collect();
+    o.push_str(&bar_chart(
+        "Worker time: percent of the campaign threads' time",
+        &shares,
+        "#8c564b",
+    ));
     let xs: Vec<f64> = s.timeline.iter().map(|p| p.t_s).collect();
     o.push_str(&line_chart(
         "Throughput (cumulative)",

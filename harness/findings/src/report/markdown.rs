@@ -116,6 +116,10 @@ pub fn summary_text(d: &ReportData) -> String {
     let s = d.summary;
     let st = &s.stats;
     let mut o = String::new();
+    // Findings left to minimize come first: the exit code depends on them.
+    if let Some(note) = d.left_note() {
+        let _ = writeln!(o, "**{note}**\n");
+    }
     o.push_str("# hlo-diff campaign\n");
     // The bugs first (NEW, then known), then what the campaign did.
     o.push_str(&bugs_text(d));
@@ -158,6 +162,19 @@ pub fn summary_text(d: &ReportData) -> String {
             s.modules_this_run, s.programs_this_run, s.cases_this_run, s.elapsed_s, s.modules_per_s, s.programs_per_s, s.cases_per_s
         ));
     }
+    if s.modules_cut > 0 {
+        o.push_str(&format!(
+            "- {} module(s) cut short by the end of the time limit (tested again on resume)\n",
+            s.modules_cut
+        ));
+    }
+    o.push_str(&format!("- worker time: {}\n", worker_time_text(d)));
+    if let Some(m) = &s.minimize {
+        o.push_str(&format!(
+            "- minimization: {} minimized, {} folded, {} not reproduced, {} failed, {} left, in {:.1} s\n",
+            m.minimized, m.folded, m.not_reproduced, m.failed, m.left, m.elapsed_s
+        ));
+    }
     let verdicts: Vec<String> = st
         .verdicts
         .iter()
@@ -175,6 +192,25 @@ pub fn summary_text(d: &ReportData) -> String {
         }
     ));
     o.push_str(&format!("- opcodes covered: {}\n", st.op_coverage.len()));
+    let mut sets = st.time.set_ms.clone();
+    sets.sort_by(f64::total_cmp);
+    if let (Some(med), Some(max)) = (sets.get(sets.len() / 2), sets.last()) {
+        o.push_str(&format!(
+            "- the set of legitimate results: computed for {} differing program results, median \
+             {med:.2} ms, max {max:.1} ms\n",
+            sets.len()
+        ));
+    }
+    if st.time.dissent_checks > 0 {
+        o.push_str(&format!(
+            "- the voter held to the set where XLA and the oracle agree (a sample): {} checked, \
+             {} dissent{} (kept in `dissent/`, to triage against the texts), {:.1} s\n",
+            st.time.dissent_checks,
+            st.time.dissents,
+            if st.time.dissents == 1 { "" } else { "s" },
+            st.time.dissent_ms / 1e3
+        ));
+    }
     o.push_str(&format!(
         "\n## Findings ({} distinct)\n\n",
         d.findings.len()
@@ -209,4 +245,22 @@ pub fn summary_text(d: &ReportData) -> String {
         }
     }
     o
+}
+
+/// Where the campaign threads' time went, as shares: `XLA compile 45% (120.3 s), ...`.
+pub fn worker_time_text(d: &ReportData) -> String {
+    let w = d.worker_time();
+    let total = w.total_s.max(1e-9);
+    let parts: Vec<String> = w
+        .parts()
+        .iter()
+        .map(|(name, v)| format!("{name} {:.0}% ({v:.1} s)", 100.0 * v / total))
+        .collect();
+    format!(
+        "{:.1} s over the campaign threads: {}; the oracle ran {:.1} s in all, {:.1} s of it while XLA ran",
+        w.total_s,
+        parts.join(", "),
+        w.oracle_all_s,
+        (w.oracle_all_s - w.oracle_s).max(0.0)
+    )
 }

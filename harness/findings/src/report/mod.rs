@@ -32,7 +32,13 @@
 //!                  findings (what `hlo-diff time-to-bug` reads)
 //! new_buckets     how many buckets are NEW (neither the registry nor the history knows them)
 //! unbucketed      finding directories not minimized yet (counted as NEW by `hlo-diff fuzz`)
+//! finish_command  the command that minimizes and buckets them ("" when there is none)
 //! minimize        {minimized, not_reproduced, failed, folded, left, tests, elapsed_s} | null
+//! worker_time     where the campaign threads' time went (seconds; the parts add up to
+//!                  total_s): {total_s, xla_compile_s, xla_execute_s, xla_other_s, oracle_s
+//!                  (beyond XLA's packed run), oracle_all_s, judge_s, confirmation_s,
+//!                  generate_s, idle_s}
+//! modules_cut     modules the end of a timed campaign cut short (tested again on resume)
 //! environment     where the campaign ran: {jax, jaxlib, python, cpu: {model, vendor, cores,
 //!                  features}, xla_flags, gpu, oracle_host, os} (`engine::environment`) | null
 //! ```
@@ -87,6 +93,43 @@ impl<'a> ReportData<'a> {
     /// bucketed yet (it may be one).
     pub fn has_new(&self) -> bool {
         self.new_buckets() > 0 || !self.unbucketed.is_empty()
+    }
+
+    /// The line that says findings are left to minimize, with the command that finishes
+    /// them; `None` when every finding is bucketed.
+    pub fn left_note(&self) -> Option<String> {
+        let n = self.unbucketed.len();
+        if n == 0 {
+            return None;
+        }
+        let s = self.summary;
+        let how = if s.finish_command.is_empty() {
+            "hlo-diff minimize FINDING_DIR (one finding at a time)".to_string()
+        } else {
+            s.finish_command.clone()
+        };
+        Some(format!(
+            "{n} finding{} not minimized yet: {} may be NEW, so the campaign exits 1. Minimize and \
+             bucket {} (no more fuzzing): {how}",
+            if n == 1 { " is" } else { "s are" },
+            if n == 1 { "it" } else { "they" },
+            if n == 1 { "it" } else { "them" },
+        ))
+    }
+
+    /// Where the campaign threads' time went ([`crate::store::WorkerTime`]).
+    pub fn worker_time(&self) -> crate::store::WorkerTime {
+        let s = self.summary;
+        let mut w = s
+            .stats
+            .time
+            .worker_time(s.jobs as f64 * s.campaign_elapsed_s);
+        // A merged store knows no threads: its total is what the modules used.
+        let used: f64 = w.parts().iter().take(7).map(|(_, v)| v).sum();
+        if w.total_s < used {
+            w.total_s = used;
+        }
+        w
     }
 
     pub fn findings_by_kind(&self) -> BTreeMap<String, (u64, u64)> {
@@ -148,7 +191,10 @@ pub fn report_json(d: &ReportData) -> Value {
         "buckets": d.buckets,
         "new_buckets": d.new_buckets(),
         "unbucketed": d.unbucketed,
+        "finish_command": s.finish_command,
         "minimize": s.minimize,
+        "worker_time": d.worker_time(),
+        "modules_cut": s.modules_cut,
         "environment": s.environment,
     })
 }
@@ -225,4 +271,116 @@ pub fn update_history(
         std::fs::create_dir_all(dir)?;
     }
     write_atomic(path, &serde_json::to_vec_pretty(&h)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{CampaignStats, TimeStats};
+
+    fn summary(time: TimeStats, jobs: usize, elapsed_s: f64, finish: &str) -> CampaignSummary {
+        CampaignSummary {
+            seed: 1,
+            shard: (0, 1),
+            backends: vec!["interp".into(), "xla-cpu".into()],
+            xla_options: Vec::new(),
+            pack: 8,
+            input_sets: 4,
+            jobs,
+            elapsed_s,
+            stats: CampaignStats {
+                time,
+                ..CampaignStats::default()
+            },
+            modules_this_run: 0,
+            programs_this_run: 0,
+            cases_this_run: 0,
+            modules_per_s: 0.0,
+            programs_per_s: 0.0,
+            cases_per_s: 0.0,
+            campaign_elapsed_s: elapsed_s,
+            timeline: Vec::new(),
+            xla_info: Value::Null,
+            environment: Value::Null,
+            out: "runs/quick".into(),
+            resumed: false,
+            minimize: None,
+            modules_cut: 0,
+            finish_command: finish.into(),
+        }
+    }
+
+    /// The shares add up to the threads' time; the oracle counts only where it ran past XLA.
+    #[test]
+    fn worker_time_parts_add_up_to_the_threads_time() {
+        let t = TimeStats {
+            generate_ms: 1_000.0,
+            oracle_ms: 30_000.0,
+            xla_wait_ms: 70_000.0,
+            xla_run_ms: 60_000.0,
+            xla_compile_ms: 50_000.0,
+            xla_execute_ms: 4_000.0,
+            confirm_ms: 20_000.0,
+            judge_ms: 5_000.0,
+            wall_ms: 91_000.0,
+            ..TimeStats::default()
+        };
+        let s = summary(t, 2, 50.0, "");
+        let d = ReportData {
+            summary: &s,
+            findings: Vec::new(),
+            buckets: Vec::new(),
+            unbucketed: Vec::new(),
+        };
+        let w = d.worker_time();
+        assert_eq!(w.total_s, 100.0);
+        assert_eq!(w.xla_compile_s, 50.0);
+        assert_eq!(w.xla_execute_s, 4.0);
+        assert_eq!(w.xla_other_s, 6.0);
+        // 70 s of waiting, 60 s of it XLA's: the oracle ran 10 s beyond, 20 s alongside.
+        assert_eq!(w.oracle_s, 10.0);
+        assert_eq!(w.oracle_all_s, 30.0);
+        assert_eq!(w.judge_s, 5.0);
+        assert_eq!(w.confirmation_s, 15.0);
+        assert_eq!(w.idle_s, 9.0);
+        let sum: f64 = w.parts().iter().map(|(_, v)| v).sum();
+        assert!((sum - w.total_s).abs() < 1e-9, "{sum}");
+        let text = markdown::worker_time_text(&d);
+        assert!(text.contains("XLA compile 50% (50.0 s)"), "{text}");
+        assert!(text.contains("confirmation 15%"), "{text}");
+        assert!(text.contains("idle 9%"), "{text}");
+    }
+
+    /// Findings left to minimize: the summary's first line says so, with the command.
+    #[test]
+    fn findings_left_to_minimize_come_first_with_the_command_that_finishes_them() {
+        let s = summary(
+            TimeStats::default(),
+            2,
+            60.0,
+            "hlo-diff fuzz --out runs/quick --finish",
+        );
+        let mut d = ReportData {
+            summary: &s,
+            findings: Vec::new(),
+            buckets: Vec::new(),
+            unbucketed: Vec::new(),
+        };
+        assert_eq!(d.left_note(), None);
+        assert!(summary_text(&d).starts_with("# hlo-diff campaign"));
+        d.unbucketed = vec!["a".into(), "b".into()];
+        let text = summary_text(&d);
+        let first = text.lines().next().unwrap();
+        assert!(first.contains("2 findings are not minimized yet"), "{first}");
+        assert!(first.contains("exits 1"), "{first}");
+        assert!(
+            first.contains("hlo-diff fuzz --out runs/quick --finish"),
+            "{first}"
+        );
+        assert!(html::render(&d).contains("2 findings are not minimized yet"));
+        assert_eq!(
+            report_json(&d)["finish_command"],
+            "hlo-diff fuzz --out runs/quick --finish"
+        );
+    }
 }

@@ -7,7 +7,7 @@
 use crate::bisect::{bisect, BisectOptions, BisectReport};
 use crate::minimize::{Case, Options};
 use crate::triage::{minimize_case, write_repro, Session};
-use engine::backend::{Backend, RunOptions};
+use engine::backend::{Backend, RunOptions, Stage, StageTimeouts};
 use engine::worker::{Platform, WorkerBackend, WorkerConfig};
 use findings::bucket::{BucketSignature, MinimizedRecord};
 use findings::store::{read_literals, FindingRecord, Store};
@@ -31,7 +31,20 @@ pub struct MinimizeConfig {
     pub bisect: bool,
     /// Chunked delta debugging (see [`crate::minimize::Options::chunked`]).
     pub chunked: bool,
+    /// No XLA run goes past it, and a finding whose minimization it cuts is left as it was (no
+    /// record: the next run minimizes it): a timed campaign's end.
+    pub deadline: Option<Instant>,
+    /// The stage limits of every run (`None`: [`RunOptions`]'s defaults); a campaign's finding
+    /// is minimized under the limits it was found with.
+    pub timeouts: Option<StageTimeouts>,
 }
+
+/// The share of what is left before the deadline that the delta loop of one finding may take:
+/// the rest is for its final runs and its bisection.
+const LOOP_SHARE: f64 = 0.7;
+
+/// The least time left before the deadline for starting to minimize another finding.
+const LEAST_TO_START: Duration = Duration::from_secs(2);
 
 impl Default for MinimizeConfig {
     fn default() -> Self {
@@ -41,6 +54,8 @@ impl Default for MinimizeConfig {
             max_tests: 600,
             bisect: true,
             chunked: true,
+            deadline: None,
+            timeouts: None,
         }
     }
 }
@@ -124,6 +139,8 @@ pub fn bucket_case(
         workers: vec![backend.clone()],
         opts: RunOptions {
             env_option_overrides: xla_options,
+            timeouts: cfg.timeouts.clone().unwrap_or_default(),
+            deadline: cfg.deadline,
             ..RunOptions::default()
         },
         tolerance_scale: 1.0,
@@ -136,7 +153,16 @@ pub fn bucket_case(
     };
     let instructions = case.module.instruction_count();
     let ops = findings::bucket::ops_of(&case.module);
-    let m = match minimize_case(&session.runner(), case, &opts) {
+    // A crash found before goes straight to the workers that fork per request.
+    let runner = session.runner();
+    let runner = match (stored.map(|v| v.kind), runner.for_crashes) {
+        (Some(VerdictKind::Crash), Some(forking)) => *forking,
+        (_, for_crashes) => crate::minimize::predicate::Runner {
+            for_crashes,
+            ..runner
+        },
+    };
+    let m = match minimize_case(&runner, case, &opts) {
         Ok(Ok(m)) => m,
         Ok(Err(v)) => {
             let (status, bucket) = match original {
@@ -169,6 +195,10 @@ pub fn bucket_case(
         }
         Err(e) => return failed_record(e, original, t0),
     };
+    // Cut by the deadline: what the last runs came to is not the case's (the caller drops it).
+    if cfg.deadline.is_some_and(|d| Instant::now() >= d) {
+        return failed_record("cut by the deadline".into(), original, t0);
+    }
     // A mismatch is bisected to its pass; a crash or rejection to where XLA was when it failed
     // (stage, pass entered, failed check), without the disable-pass search.
     let failed = matches!(
@@ -177,10 +207,16 @@ pub fn bucket_case(
     );
     let b = if cfg.bisect && (m.last.verdict.kind == VerdictKind::Mismatch || failed) {
         let min_text = hlo::print::module_to_string(&m.case.module);
+        // A crash's compiles with dumps crash too: on the forking workers that costs a fork.
+        let forking = (m.last.verdict.kind == VerdictKind::Crash)
+            .then(|| backend.forking())
+            .flatten();
         bisect(
             &min_text,
             &m.case.inputs,
-            backend.as_ref() as &dyn Backend,
+            forking
+                .as_ref()
+                .map_or(backend.as_ref(), |f| f as &WorkerBackend) as &dyn Backend,
             &BisectOptions {
                 run: session.opts.clone(),
                 no_confirm: true,
@@ -209,25 +245,60 @@ pub fn bucket_case(
     }
 }
 
-/// Minimizes and buckets one stored finding; the record to write.
+/// The stage limits a campaign stored with a finding (`meta.stage_limits_ms`), if any.
+pub fn stage_limits_of(meta: &serde_json::Value) -> Option<StageTimeouts> {
+    let m = meta.get("stage_limits_ms")?;
+    let ms = |s: Stage| m.get(s.name()).and_then(serde_json::Value::as_u64);
+    Some(StageTimeouts {
+        parse: Duration::from_millis(ms(Stage::Parse)?),
+        convert: Duration::from_millis(ms(Stage::Convert)?),
+        compile: Duration::from_millis(ms(Stage::Compile)?),
+        execute: Duration::from_millis(ms(Stage::Execute)?),
+    })
+}
+
+/// [`minimize_one`] within `cfg.per_finding`: what the fuzzer does with the first finding of a
+/// provisional signature.
+pub(crate) fn minimize_stored(
+    dir: &Path,
+    backend: &Arc<WorkerBackend>,
+    cfg: &MinimizeConfig,
+) -> Option<MinimizedRecord> {
+    minimize_one(dir, backend, cfg, cfg.per_finding)
+}
+
+/// Minimizes and buckets one stored finding, under the stage limits it was found with; the
+/// record to write, or `None` when the deadline cut the work (the finding stays as it was).
 fn minimize_one(
     dir: &Path,
     backend: &Arc<WorkerBackend>,
     cfg: &MinimizeConfig,
     limit: Duration,
-) -> MinimizedRecord {
-    match load(dir) {
-        Ok((rec, case)) => bucket_case(
-            case,
-            Some(&rec.verdict),
-            backend,
-            rec.xla_options(),
-            cfg,
-            limit,
-            Some(&dir.join("repro")),
-        ),
+) -> Option<MinimizedRecord> {
+    let r = match load(dir) {
+        Ok((rec, case)) => {
+            let cfg = MinimizeConfig {
+                timeouts: stage_limits_of(&rec.meta).or(cfg.timeouts.clone()),
+                ..cfg.clone()
+            };
+            bucket_case(
+                case,
+                Some(&rec.verdict),
+                backend,
+                rec.xla_options(),
+                &cfg,
+                limit,
+                Some(&dir.join("repro")),
+            )
+        }
         Err(e) => failed_record(e, None, Instant::now()),
+    };
+    if cfg.deadline.is_some_and(|d| Instant::now() >= d) {
+        // A run may have been cut: what it came to is not the finding's.
+        let _ = std::fs::remove_dir_all(dir.join("repro"));
+        return None;
     }
+    Some(r)
 }
 
 /// Minimizes every finding of `store` that has no `minimized.json` yet, `jobs` at a time, on
@@ -304,12 +375,7 @@ pub fn minimize_pending(
         })
         .collect();
     let out: Mutex<(MinimizeSummary, Option<std::io::Error>)> = Mutex::new((summary.clone(), None));
-    let remaining = || match cfg.budget {
-        Some(b) => b
-            .checked_sub(t0.elapsed())
-            .filter(|r| *r > Duration::from_secs(1)),
-        None => Some(cfg.per_finding),
-    };
+    let remaining = || time_left(cfg, t0, Instant::now());
     let record = |dir: &Path, rec: &MinimizedRecord| {
         if progress {
             eprintln!(
@@ -361,7 +427,9 @@ pub fn minimize_pending(
                     let Some((_, backend)) = backends.iter().find(|(n, _)| n == name) else {
                         continue;
                     };
-                    let rec = minimize_one(dir, backend, cfg, cfg.per_finding.min(left));
+                    let Some(rec) = minimize_one(dir, backend, cfg, left) else {
+                        break;
+                    };
                     record(dir, &rec);
                     if rec.status == "minimized" {
                         let name = dir.file_name().unwrap_or_default().to_string_lossy();
@@ -407,11 +475,31 @@ pub fn minimize_pending(
     Ok(summary)
 }
 
+/// How long the next finding's delta loop may run (`None`: start no other): its per-finding
+/// limit, within the phase's budget (counted from `t0`) and, with a deadline, a share of what is
+/// left before it ([`LOOP_SHARE`]; none when less than [`LEAST_TO_START`] is left).
+fn time_left(cfg: &MinimizeConfig, t0: Instant, now: Instant) -> Option<Duration> {
+    let mut left = cfg.per_finding;
+    if let Some(b) = cfg.budget {
+        let r = b
+            .checked_sub(now.duration_since(t0))
+            .filter(|r| *r > Duration::from_secs(1))?;
+        left = left.min(r);
+    }
+    if let Some(d) = cfg.deadline {
+        let r = d
+            .checked_duration_since(now)
+            .filter(|r| *r >= LEAST_TO_START)?;
+        left = left.min(r.mul_f64(LOOP_SHARE));
+    }
+    Some(left)
+}
+
 /// A finding's provisional signature, as a key: its kind, backend and label, and for a wrong
 /// value the op that computes the first wrong output, its type and the symptom (the store's
 /// own signature names every op of the program, so no two findings share it); for a crash or
 /// rejection the stored normalized message.
-fn provisional_key(dir: &Path, f: &FindingRecord) -> String {
+pub(crate) fn provisional_key(dir: &Path, f: &FindingRecord) -> String {
     let s = &f.signature;
     let what = match f.verdict.kind {
         VerdictKind::Mismatch | VerdictKind::Nondeterministic => {
@@ -439,4 +527,46 @@ fn provisional_key(dir: &Path, f: &FindingRecord) -> String {
         _ => s.detail.clone(),
     };
     format!("{:?}\u{1}{}\u{1}{}\u{1}{what}", s.kind, s.backend, s.label)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_findings_loop_gets_its_limit_within_the_budget_and_a_share_of_the_deadline() {
+        let t0 = Instant::now();
+        let per = MinimizeConfig::default().per_finding;
+        let cfg = |budget: Option<u64>, deadline: Option<u64>| MinimizeConfig {
+            budget: budget.map(Duration::from_secs),
+            deadline: deadline.map(|s| t0 + Duration::from_secs(s)),
+            ..MinimizeConfig::default()
+        };
+        assert_eq!(time_left(&cfg(None, None), t0, t0), Some(per));
+        assert_eq!(
+            time_left(&cfg(Some(10), None), t0, t0 + Duration::from_secs(4)),
+            Some(Duration::from_secs(6))
+        );
+        assert_eq!(time_left(&cfg(Some(10), None), t0, t0 + Duration::from_secs(9)), None);
+        // 10 s left before the deadline: 7 s of loop, 3 s for the final runs and the bisection.
+        assert_eq!(
+            time_left(&cfg(None, Some(20)), t0, t0 + Duration::from_secs(10)),
+            Some(Duration::from_secs(7))
+        );
+        // Less than LEAST_TO_START left: no other finding is started.
+        assert_eq!(
+            time_left(&cfg(None, Some(20)), t0, t0 + Duration::from_millis(18_500)),
+            None
+        );
+        assert_eq!(time_left(&cfg(None, Some(20)), t0, t0 + Duration::from_secs(30)), None);
+    }
+
+    #[test]
+    fn a_finding_is_minimized_under_the_stage_limits_it_was_found_with() {
+        let meta = serde_json::json!({"stage_limits_ms": {"parse": 2000, "convert": 2000, "compile": 7500, "execute": 2000}});
+        let t = stage_limits_of(&meta).unwrap();
+        assert_eq!(t.compile, Duration::from_millis(7500));
+        assert_eq!(t.execute, Duration::from_secs(2));
+        assert_eq!(stage_limits_of(&serde_json::json!({"campaign_seed": 1})), None);
+    }
 }

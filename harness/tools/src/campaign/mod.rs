@@ -37,6 +37,18 @@
 //! `DIR/campaign.json` holds the next module index below which everything is done; it is saved
 //! atomically as modules complete. Findings are keyed by signature and occurrence, so work
 //! redone after a kill neither loses nor duplicates findings.
+//!
+//! # The clock
+//! `--time T` is the user's: the campaign, worker start-up, minimization and the reports
+//! included, ends within T ([`Deadlines`], from the start of [`run_campaign`]). Fuzzing hands
+//! out modules until its share of T is used (sooner when the new findings need the time to be
+//! minimized); every XLA run of either phase ends at T less a reserve for the reports, and a
+//! module or a minimization that the end cuts does not count (the module is tested again, the
+//! finding minimized, by a resumed campaign: `hlo-diff fuzz --out DIR --finish` minimizes and
+//! buckets what is left without testing more). Each module's stage limits are calibrated from
+//! the stage times of the modules before it ([`calibrate`]), so a hang costs about what a
+//! module of its size takes: it is seen once packed and confirmed once alone under the packed
+//! module's limits.
 
 use engine::backend::StageTimeouts;
 use findings::store::{CampaignState, Store};
@@ -46,20 +58,23 @@ use std::sync::Arc;
 use std::time::Duration;
 
 mod bugs;
+pub mod calibrate;
 mod fuzz;
 mod programs;
 mod run;
 mod stats;
 mod tester;
 
-pub use bugs::{bucket_case, culprit_of, minimize_pending, MinimizeConfig, MinimizeSummary};
+pub use bugs::{
+    bucket_case, culprit_of, minimize_pending, stage_limits_of, MinimizeConfig, MinimizeSummary,
+};
 pub use engine::engines::{EngineError, Engines};
 pub use findings::summary::{CampaignSummary, Sample};
 pub use findings::timings::ModuleTimings;
-pub use fuzz::{fuzz_one, Finding};
+pub use fuzz::{feature_index, fuzz_one, fuzz_one_with_feedback, Finding, Fuzzed};
 pub use programs::{inputs_for, program_config, programs_for, Program};
-pub use run::run_campaign;
-pub use tester::{CampaignClock, Fault, ProgramReport, Tester};
+pub use run::{finish_command, run_campaign, Deadlines};
+pub use tester::{CampaignClock, Fault, ProgramReport, Tested, Tester};
 
 /// When a campaign stops.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -97,6 +112,8 @@ pub struct CampaignConfig {
     pub voter: bool,
     /// Show a progress bar (only when stderr is a terminal).
     pub progress: bool,
+    /// The stage limits' ceiling: each module's limits are calibrated from the stage times of
+    /// the modules before it ([`calibrate`]), at most these.
     pub timeouts: StageTimeouts,
     /// Minimize and bucket new findings after the fuzz phase (`None`: leave them as found).
     pub minimize: Option<MinimizeConfig>,
@@ -146,7 +163,8 @@ pub const DEFAULT_MINIMIZE_SHARE: f64 = 0.2;
 /// compile (see `cargo bench -p tools --bench campaign`).
 pub const DEFAULT_INPUT_SETS: usize = 4;
 
-/// Stage limits for campaigns: shorter than a single run's, so one hang costs little.
+/// The ceiling of a campaign's stage limits (each module's are calibrated below it:
+/// [`calibrate`]): shorter than a single run's.
 pub fn campaign_timeouts() -> StageTimeouts {
     StageTimeouts {
         parse: Duration::from_secs(20),

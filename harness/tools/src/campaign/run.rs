@@ -25,6 +25,8 @@ struct Shared {
     findings_this_run: u64,
     /// New findings of this run: the minimization phase's backlog.
     to_minimize: u64,
+    /// Modules the deadline cut (not counted: a resumed campaign tests them again).
+    cut: u64,
     last_save: Instant,
     last_sample: Instant,
 }
@@ -47,6 +49,7 @@ impl Shared {
             cases_this_run: 0,
             findings_this_run: 0,
             to_minimize: 0,
+            cut: 0,
             last_save: Instant::now(),
             last_sample: Instant::now(),
         }
@@ -88,11 +91,13 @@ impl Shared {
 }
 
 /// Runs a campaign to its stop condition (or until `stop_flag` is set), writing findings, the
-/// state file and the reports under `cfg.out`.
+/// state file and the reports under `cfg.out`. With a time limit, everything (start-up,
+/// fuzzing, minimizing, the reports) ends within it: see [`Deadlines`].
 pub fn run_campaign(
     cfg: &CampaignConfig,
     stop_flag: Option<&AtomicBool>,
 ) -> Result<CampaignSummary, CampaignError> {
+    let clock = Deadlines::new(Instant::now(), cfg);
     validate(cfg)?;
     let store = Store::open(&cfg.out)?;
     store.clean_temporaries()?;
@@ -117,33 +122,183 @@ pub fn run_campaign(
     .with_pjrt(&xla_info)
     .to_json();
 
-    let started = Instant::now();
-    let tester = Tester {
-        campaign_seed: cfg.seed,
-        input_sets: cfg.input_sets.max(1),
-        environment: Some(environment.clone()),
-        clock: Some(super::CampaignClock {
-            earlier_s: state.elapsed_s,
-            started,
-        }),
-        ..Tester::new(
-            &engines,
-            Some(&store),
-            &cfg.xla_options,
-            cfg.timeouts.clone(),
-        )
-    };
-    let phase = FuzzPhase::new(cfg, stop_flag, &store, &tester, state, started);
-    phase.run();
-    let (shared, elapsed) = phase.finish()?;
-    let mut summary = summary_of(cfg, shared, elapsed, xla_info, resumed);
-    summary.environment = environment;
-    let interrupted = stop_flag.is_some_and(|f| f.load(Ordering::SeqCst));
-    if let (Some(m), false) = (&cfg.minimize, interrupted) {
-        summary.minimize = Some(minimize_phase(cfg, &store, m, started)?);
+    // Rounds of fuzzing then minimizing: a timed campaign whose minimization is done before
+    // its end fuzzes again in the time left (`Deadlines::next_round`), so it ends near its
+    // limit, not when its first minimization happens to end.
+    let mut calibration = Some(super::calibrate::Calibration::new(
+        super::calibrate::floor_timeouts(),
+        cfg.timeouts.clone(),
+    ));
+    let mut state = state;
+    let mut round = Some(clock);
+    let mut totals = Totals::default();
+    let mut minimized: Option<MinimizeSummary> = None;
+    let mut last = None;
+    while let Some(clock) = round {
+        let started = Instant::now();
+        let tester = Tester {
+            campaign_seed: cfg.seed,
+            input_sets: cfg.input_sets.max(1),
+            environment: Some(environment.clone()),
+            clock: Some(super::CampaignClock {
+                earlier_s: state.elapsed_s,
+                started,
+            }),
+            calibration: calibration.take(),
+            deadline: clock.end,
+            ..Tester::new(
+                &engines,
+                Some(&store),
+                &cfg.xla_options,
+                cfg.timeouts.clone(),
+            )
+        };
+        let phase = FuzzPhase::new(cfg, stop_flag, &store, &tester, state, started, clock);
+        phase.run();
+        let (shared, elapsed) = phase.finish()?;
+        calibration = tester.calibration;
+        totals.add(&shared, elapsed);
+        state = shared.state.clone();
+        let interrupted = stop_flag.is_some_and(|f| f.load(Ordering::SeqCst));
+        if let (Some(m), false) = (&cfg.minimize, interrupted) {
+            let done = minimize_phase(cfg, &store, m, clock)?;
+            minimized = Some(match minimized {
+                Some(before) => before.then(&done),
+                None => done,
+            });
+        }
+        let more = cfg
+            .stop
+            .iterations
+            .is_none_or(|n| state.next_index < n);
+        round = match (interrupted, more, shared.modules_this_run + shared.cut > 0) {
+            (false, true, true) => clock.next_round(Instant::now(), cfg),
+            _ => None,
+        };
+        last = Some(shared);
     }
+    let Some(shared) = last else {
+        unreachable!("the first round always runs");
+    };
+    let mut summary = summary_of(cfg, shared, &totals, xla_info, resumed);
+    summary.environment = environment;
+    summary.minimize = minimized;
+    summary.finish_command = finish_command(cfg);
     write_reports(cfg, &store, &summary)?;
     Ok(summary)
+}
+
+/// What every round of this run did.
+#[derive(Clone, Debug, Default)]
+struct Totals {
+    modules: u64,
+    programs: u64,
+    cases: u64,
+    cut: u64,
+    /// Seconds of fuzzing.
+    elapsed_s: f64,
+}
+
+impl Totals {
+    fn add(&mut self, sh: &Shared, elapsed_s: f64) {
+        self.modules += sh.modules_this_run;
+        self.programs += sh.programs_this_run;
+        self.cases += sh.cases_this_run;
+        self.cut += sh.cut;
+        self.elapsed_s += elapsed_s;
+    }
+}
+
+/// The command that minimizes and buckets what a campaign left (the campaign resumed without
+/// testing more modules: `hlo-diff fuzz --finish`, the campaign's parameters read from its
+/// `campaign.json`).
+pub fn finish_command(cfg: &CampaignConfig) -> String {
+    let mut c = format!("hlo-diff fuzz --out {} --finish", shell_word(&cfg.out.display().to_string()));
+    if let Some(p) = &cfg.python {
+        c.push_str(&format!(" --python {}", shell_word(&p.display().to_string())));
+    }
+    if let Some(r) = &cfg.registry {
+        c.push_str(&format!(" --registry {}", shell_word(&r.display().to_string())));
+    }
+    if let Some(h) = &cfg.history {
+        c.push_str(&format!(" --history {}", shell_word(&h.display().to_string())));
+    }
+    c
+}
+
+/// `w` as one word of a POSIX shell command line.
+fn shell_word(w: &str) -> String {
+    let plain = !w.is_empty()
+        && w.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
+    if plain {
+        w.to_string()
+    } else {
+        format!("'{}'", w.replace('\'', "'\\''"))
+    }
+}
+
+/// When a timed campaign's parts must end, all measured from the start of `run_campaign` (the
+/// user's clock: worker start-up counts).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Deadlines {
+    /// When fuzzing stops handing out modules: the time limit less the share kept for
+    /// minimizing (earlier when the findings' minimization needs more, [`FuzzPhase`]).
+    pub fuzz_end: Option<Instant>,
+    /// When every XLA run, fuzzing or minimizing, ends (a module or minimization it cuts does
+    /// not count): the time limit less [`Deadlines::reserve`] for the reports.
+    pub end: Option<Instant>,
+}
+
+impl Deadlines {
+    /// What is kept at the end of a timed campaign for writing the reports and stopping the
+    /// workers: 0.5 s plus 1% of the limit, at most 5 s.
+    pub fn reserve(limit: Duration) -> Duration {
+        (Duration::from_millis(500) + limit / 100).min(Duration::from_secs(5))
+    }
+
+    /// The next round of fuzzing then minimizing at `now`, when a timed campaign has time left
+    /// for one (at least [`Deadlines::least_round`]): fuzzing again until its share of what is
+    /// left is used, the same end.
+    pub fn next_round(&self, now: Instant, cfg: &CampaignConfig) -> Option<Deadlines> {
+        let (end, limit) = (self.end?, cfg.stop.time?);
+        let left = end
+            .checked_duration_since(now)
+            .filter(|l| *l >= Deadlines::least_round(limit))?;
+        Some(Deadlines {
+            fuzz_end: Some(now + Deadlines::fuzz_share(cfg, left)),
+            end: Some(end),
+        })
+    }
+
+    /// The least time left for another round: 5% of the limit, at least 2 s (less is left
+    /// unused: the campaign ends within 5% of its limit).
+    pub fn least_round(limit: Duration) -> Duration {
+        (limit / 20).max(Duration::from_secs(2))
+    }
+
+    /// Of `time`, what fuzzing takes: all of it without minimization, else all but the share
+    /// kept for minimizing.
+    fn fuzz_share(cfg: &CampaignConfig, time: Duration) -> Duration {
+        match &cfg.minimize {
+            Some(_) => time.mul_f64((1.0 - cfg.minimize_share).clamp(0.05, 1.0)),
+            None => time,
+        }
+    }
+
+    pub fn new(t0: Instant, cfg: &CampaignConfig) -> Deadlines {
+        let Some(limit) = cfg.stop.time else {
+            return Deadlines {
+                fuzz_end: None,
+                end: None,
+            };
+        };
+        let end = t0 + limit.saturating_sub(Deadlines::reserve(limit));
+        Deadlines {
+            fuzz_end: Some((t0 + Deadlines::fuzz_share(cfg, limit)).min(end)),
+            end: Some(end),
+        }
+    }
 }
 
 /// A usage error unless the shard is `I < N` and a stop condition is given.
@@ -239,9 +394,7 @@ struct FuzzPhase<'a> {
     store: &'a Store,
     tester: &'a Tester<'a>,
     started: Instant,
-    /// How long the phase may run: with minimization and a time limit, a share of the time is
-    /// left for minimizing.
-    fuzz_time: Option<Duration>,
+    clock: Deadlines,
     /// The next module index (in-shard ordinal) to hand out.
     next: AtomicU64,
     shared: Mutex<Shared>,
@@ -258,6 +411,19 @@ struct FuzzPhase<'a> {
 /// more for the large modules of the long tail.
 const MINIMIZE_ESTIMATE: Duration = Duration::from_secs(3);
 
+/// Whether the fuzz phase hands out another module at `now`, with `backlog` new findings to
+/// minimize: before `fuzz_end`, and while their minimization (at [`MINIMIZE_ESTIMATE`] each)
+/// still fits before `end`. The share kept for minimizing is a floor: a campaign with many new
+/// findings stops fuzzing sooner, so that it buckets what it found rather than leaving it.
+fn fuzzing_goes_on(clock: &Deadlines, now: Instant, backlog: u64) -> bool {
+    if clock.fuzz_end.is_some_and(|t| now >= t) {
+        return false;
+    }
+    clock
+        .end
+        .is_none_or(|end| now + MINIMIZE_ESTIMATE.mul_f64(backlog as f64) < end)
+}
+
 impl<'a> FuzzPhase<'a> {
     fn new(
         cfg: &'a CampaignConfig,
@@ -266,20 +432,16 @@ impl<'a> FuzzPhase<'a> {
         tester: &'a Tester<'a>,
         state: CampaignState,
         started: Instant,
+        clock: Deadlines,
     ) -> FuzzPhase<'a> {
         let start_index = state.next_index;
-        // With minimization and a time limit, the fuzz phase leaves a share of the time for it.
-        let fuzz_time = match (&cfg.minimize, cfg.stop.time) {
-            (Some(_), Some(t)) => Some(t.mul_f64((1.0 - cfg.minimize_share).clamp(0.05, 1.0))),
-            (_, t) => t,
-        };
         FuzzPhase {
             cfg,
             stop_flag,
             store,
             tester,
             started,
-            fuzz_time,
+            clock,
             next: AtomicU64::new(start_index),
             shared: Mutex::new(Shared::new(state)),
             pb: progress_bar(cfg, start_index),
@@ -313,18 +475,12 @@ impl<'a> FuzzPhase<'a> {
         {
             return None;
         }
-        if self.fuzz_time.is_some_and(|t| self.started.elapsed() >= t) {
+        let backlog = match self.cfg.minimize {
+            Some(_) => self.shared.lock().map(|s| s.to_minimize).unwrap_or(0),
+            None => 0,
+        };
+        if !fuzzing_goes_on(&self.clock, Instant::now(), backlog) {
             return None;
-        }
-        // The share kept for minimizing is a floor: when the new findings so far would take
-        // longer to minimize (at MINIMIZE_ESTIMATE each), fuzzing stops sooner, so that a
-        // timed campaign buckets what it found rather than leaving findings unminimized.
-        if let (Some(_), Some(total)) = (&self.cfg.minimize, self.cfg.stop.time) {
-            let backlog = self.shared.lock().map(|s| s.to_minimize).unwrap_or(0);
-            let need = MINIMIZE_ESTIMATE.mul_f64(backlog as f64);
-            if self.started.elapsed() + need >= total {
-                return None;
-            }
         }
         let k = self.next.fetch_add(1, Ordering::SeqCst);
         if self.cfg.stop.iterations.is_some_and(|n| k >= n) {
@@ -347,7 +503,16 @@ impl<'a> FuzzPhase<'a> {
             self.cfg.swarm,
         );
         let gen_ms = tg.elapsed().as_secs_f64() * 1e3;
-        let (reports, tm) = self.tester.test_programs_timed(g, &programs);
+        let tested = self.tester.test_programs_timed(g, &programs);
+        if tested.cut {
+            // The deadline cut it: not counted, a resumed campaign tests it again.
+            self.shared
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .cut += 1;
+            return false;
+        }
+        let (reports, tm) = (tested.reports, tested.timings);
         if let Some(f) = self.tester.take_fault() {
             // This module is not counted as done: a resumed campaign tests it again.
             self.fault
@@ -469,14 +634,16 @@ fn thin(t: &mut Vec<Sample>, n: usize) {
     }
 }
 
-/// The summary of the fuzz phase (`sh`, `elapsed` seconds), minimization not yet done.
+/// The summary of the fuzzing of this run (`sh`, the last round's state; `t`, what every
+/// round did), minimization not yet added.
 fn summary_of(
     cfg: &CampaignConfig,
     sh: Shared,
-    elapsed: f64,
+    t: &Totals,
     xla_info: serde_json::Value,
     resumed: bool,
 ) -> CampaignSummary {
+    let elapsed = t.elapsed_s;
     CampaignSummary {
         seed: cfg.seed,
         shard: cfg.shard,
@@ -487,12 +654,12 @@ fn summary_of(
         jobs: cfg.jobs.max(1),
         elapsed_s: elapsed,
         stats: sh.state.stats.clone(),
-        modules_this_run: sh.modules_this_run,
-        programs_this_run: sh.programs_this_run,
-        cases_this_run: sh.cases_this_run,
-        modules_per_s: sh.modules_this_run as f64 / elapsed.max(1e-9),
-        programs_per_s: sh.programs_this_run as f64 / elapsed.max(1e-9),
-        cases_per_s: sh.cases_this_run as f64 / elapsed.max(1e-9),
+        modules_this_run: t.modules,
+        programs_this_run: t.programs,
+        cases_this_run: t.cases,
+        modules_per_s: t.modules as f64 / elapsed.max(1e-9),
+        programs_per_s: t.programs as f64 / elapsed.max(1e-9),
+        cases_per_s: t.cases as f64 / elapsed.max(1e-9),
         campaign_elapsed_s: sh.state.elapsed_s,
         timeline: sh.state.timeline.clone(),
         xla_info,
@@ -500,27 +667,26 @@ fn summary_of(
         out: cfg.out.clone(),
         resumed,
         minimize: None,
+        modules_cut: t.cut,
+        finish_command: String::new(),
     }
 }
 
-/// The minimization phase: with a time limit, the time left of it (at least 5 s) is its
-/// budget, else `m`'s.
+/// The minimization phase: with a time limit, until the campaign's end (what it does not
+/// finish is left, and the reports say how to finish it), else within `m`'s budget.
 fn minimize_phase(
     cfg: &CampaignConfig,
     store: &Store,
     m: &MinimizeConfig,
-    started: Instant,
+    clock: Deadlines,
 ) -> Result<MinimizeSummary, CampaignError> {
-    let budget = match cfg.stop.time {
-        Some(t) => Some(
-            t.saturating_sub(started.elapsed())
-                .max(Duration::from_secs(5)),
-        ),
-        None => m.budget,
-    };
-    let m = MinimizeConfig {
-        budget,
-        ..m.clone()
+    let m = match clock.end {
+        Some(end) => MinimizeConfig {
+            budget: None,
+            deadline: Some(end),
+            ..m.clone()
+        },
+        None => m.clone(),
     };
     Ok(super::minimize_pending(
         store,
@@ -546,4 +712,118 @@ fn write_reports(
         findings::report::update_history(h, store, &registry, &history)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn timed(secs: u64, minimize: bool) -> CampaignConfig {
+        CampaignConfig {
+            stop: Stop {
+                time: Some(Duration::from_secs(secs)),
+                iterations: None,
+            },
+            minimize: minimize.then(MinimizeConfig::default),
+            ..CampaignConfig::default()
+        }
+    }
+
+    /// Every part of a timed campaign ends within its limit, measured from the start.
+    #[test]
+    fn a_timed_campaign_ends_within_its_limit_reports_included() {
+        let t0 = Instant::now();
+        let d = Deadlines::new(t0, &timed(60, true));
+        let end = d.end.unwrap();
+        // 0.5 s + 1% of 60 s kept for the reports.
+        assert_eq!(end - t0, Duration::from_millis(58_900));
+        // Fuzzing stops after 80% (the default minimize share is 20%).
+        assert_eq!(d.fuzz_end.unwrap() - t0, Duration::from_secs(48));
+        // Without minimization fuzzing takes it all, up to the reports' reserve.
+        let d = Deadlines::new(t0, &timed(60, false));
+        assert_eq!(d.fuzz_end, d.end);
+        // A long campaign keeps at most 5 s for its reports.
+        let d = Deadlines::new(t0, &timed(3600, true));
+        assert_eq!(d.end.unwrap() - t0, Duration::from_secs(3595));
+        // The reserve is taken from the limit, never added to it, and leaves most of it.
+        for secs in [5, 10, 60, 600, 36_000] {
+            let r = Deadlines::reserve(Duration::from_secs(secs));
+            assert!(r.as_secs_f64() <= 0.11 * secs as f64, "{secs}: {r:?}");
+        }
+        // No time limit: no deadline.
+        let d = Deadlines::new(
+            t0,
+            &CampaignConfig {
+                stop: Stop {
+                    time: None,
+                    iterations: Some(10),
+                },
+                ..CampaignConfig::default()
+            },
+        );
+        assert_eq!((d.fuzz_end, d.end), (None, None));
+    }
+
+    /// A campaign whose minimization ends early fuzzes again in what is left, keeping the
+    /// minimize share of it, until less than 5% of the limit (at least 2 s) is left.
+    #[test]
+    fn time_left_after_minimizing_goes_to_another_round() {
+        let t0 = Instant::now();
+        let cfg = timed(60, true);
+        let first = Deadlines::new(t0, &cfg);
+        let end = first.end.unwrap();
+        // Minimization ended at 40 s: 18.9 s left, 80% of it fuzzing.
+        let second = first
+            .next_round(t0 + Duration::from_secs(40), &cfg)
+            .unwrap();
+        assert_eq!(second.end, first.end);
+        assert_eq!(
+            second.fuzz_end.unwrap() - t0,
+            Duration::from_secs(40) + Duration::from_millis(18_900).mul_f64(0.8)
+        );
+        // 3 s (5% of 60 s) left: another round; less: none.
+        assert!(first.next_round(end - Duration::from_secs(3), &cfg).is_some());
+        assert!(first
+            .next_round(end - Duration::from_millis(2_999), &cfg)
+            .is_none());
+        assert!(first.next_round(end + Duration::from_secs(1), &cfg).is_none());
+        // An untimed campaign has one round.
+        let untimed = Deadlines {
+            fuzz_end: None,
+            end: None,
+        };
+        assert_eq!(untimed.next_round(t0, &cfg), None);
+        assert_eq!(Deadlines::least_round(Duration::from_secs(10)), Duration::from_secs(2));
+    }
+
+    #[test]
+    fn fuzzing_stops_at_its_share_or_sooner_when_the_findings_need_the_time() {
+        let t0 = Instant::now();
+        let d = Deadlines::new(t0, &timed(60, true));
+        assert!(fuzzing_goes_on(&d, t0, 0));
+        assert!(fuzzing_goes_on(&d, t0 + Duration::from_secs(47), 0));
+        assert!(!fuzzing_goes_on(&d, t0 + Duration::from_secs(48), 0));
+        // 10 findings at 3 s each need 30 s of the 58.9 s: fuzzing stops before 28.9 s.
+        assert!(fuzzing_goes_on(&d, t0 + Duration::from_secs(28), 10));
+        assert!(!fuzzing_goes_on(&d, t0 + Duration::from_secs(29), 10));
+        let untimed = Deadlines {
+            fuzz_end: None,
+            end: None,
+        };
+        assert!(fuzzing_goes_on(&untimed, t0 + Duration::from_secs(1 << 20), 1000));
+    }
+
+    #[test]
+    fn the_finish_command_names_the_campaign_and_what_it_was_run_with() {
+        let cfg = CampaignConfig {
+            out: "runs/my campaign".into(),
+            registry: Some("reg".into()),
+            ..CampaignConfig::default()
+        };
+        assert_eq!(
+            finish_command(&cfg),
+            "hlo-diff fuzz --out 'runs/my campaign' --finish --registry reg"
+        );
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
+    }
 }

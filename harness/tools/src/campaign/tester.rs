@@ -1,7 +1,7 @@
 //! The per-module pipeline: pack, run on XLA and the oracle, judge, confirm, store.
 
 use super::*;
-use engine::backend::{Backend, Outcome, RunOptions, RunResult, StageTimeouts};
+use engine::backend::{Backend, Outcome, RunOptions, RunResult, Stage, StageTimeouts};
 use engine::engines::Engines;
 use findings::store::{NewFinding, Recorded, Signature, Store};
 use findings::timings::ModuleTimings;
@@ -10,6 +10,7 @@ use judge::classify::{Label, Verdict, ORACLE};
 use judge::compare::Tolerance;
 use judge::{Judge, Policy, Trial};
 use serde_json::json;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -75,10 +76,16 @@ struct Packed {
     inputs: Vec<Literal>,
     /// Each program's output leaves in the packed result ([`leaf_ranges`]).
     ranges: Vec<std::ops::Range<usize>>,
+    /// The stage limits of every XLA run for this module: the packed run, each program alone,
+    /// the confirmation (calibrated by the packed module's size, [`Tester::calibration`]).
+    limits: StageTimeouts,
+    /// Set when the tester's deadline cut an XLA run for this module (or came before one):
+    /// nothing of it is stored or counted, a resumed campaign tests it again.
+    cut: AtomicBool,
 }
 
 impl Packed {
-    fn new(g: u64, set: u64, programs: &[Program]) -> Packed {
+    fn new(g: u64, set: u64, programs: &[Program], limits: StageTimeouts) -> Packed {
         let mods: Vec<Module> = programs.iter().map(|p| p.module.clone()).collect();
         let (module, layout) = generators::pack::pack_with_layout(&mods);
         let text = hlo::print::module_to_string(&module);
@@ -95,8 +102,24 @@ impl Packed {
             text,
             inputs,
             ranges,
+            limits,
+            cut: AtomicBool::new(false),
         }
     }
+
+    fn is_cut(&self) -> bool {
+        self.cut.load(Ordering::SeqCst)
+    }
+}
+
+/// What testing a module index came to.
+#[derive(Clone, Debug, Default)]
+pub struct Tested {
+    pub reports: Vec<ProgramReport>,
+    pub timings: ModuleTimings,
+    /// The tester's deadline cut it: none of its work counts (findings of it stored before the
+    /// cut stay stored), and a resumed campaign tests it again.
+    pub cut: bool,
 }
 
 /// Outcomes by backend name.
@@ -117,6 +140,11 @@ pub enum Fault {
 }
 
 /// Runs, confirms and (for findings) stores everything about one module index.
+/// One program in this many (by seed) that XLA and the oracle agree on has the voter held to
+/// the set (`Tester::check_dissent`): a voter run and a set each, about 1/16 of a program's
+/// cost on average.
+pub const DISSENT_EVERY: u64 = 16;
+
 pub struct Tester<'a> {
     /// The first fault met (see [`Tester::take_fault`]).
     pub fault: Mutex<Option<Fault>>,
@@ -132,6 +160,16 @@ pub struct Tester<'a> {
     /// The campaign's clock: a new finding records the campaign time it was found at
     /// (`first_hit_s`). `None` outside a campaign.
     pub clock: Option<CampaignClock>,
+    /// Stage limits calibrated per module from the packed runs so far, within `opts.timeouts`
+    /// (the ceiling); `None`: `opts.timeouts` for every module.
+    pub calibration: Option<super::calibrate::Calibration>,
+    /// No XLA run goes past it: a module whose run it cuts is not counted ([`Tested::cut`]).
+    /// A timed campaign's end.
+    pub deadline: Option<Instant>,
+    /// When kept: what XLA made of each packed module (the categories of its optimized module,
+    /// [`crate::xla_coverage::categories_of`]), for the fuzzer's feedback. Asking for the
+    /// optimized module costs the worker's executable cache.
+    pub xla_features: Option<Mutex<Vec<String>>>,
 }
 
 /// Campaign time over every run of a resumed campaign: the seconds earlier runs spent (the state
@@ -169,6 +207,9 @@ impl<'a> Tester<'a> {
             input_sets: 1,
             environment: None,
             clock: None,
+            calibration: None,
+            deadline: None,
+            xla_features: None,
         }
     }
 
@@ -187,18 +228,14 @@ impl<'a> Tester<'a> {
 
     /// Tests programs packed into one module; `g` names the module index in occurrences.
     pub fn test_programs(&self, g: u64, programs: &[Program]) -> Vec<ProgramReport> {
-        self.test_programs_timed(g, programs).0
+        self.test_programs_timed(g, programs).reports
     }
 
     /// [`Tester::test_programs`], also telling where the time went. Every program is tested on
     /// `input_sets` input sets; the later sets run the packed module again, which the XLA
     /// worker does without compiling it again. They are skipped when the packed module failed
     /// as a whole on the first set (its failure is attributed already).
-    pub fn test_programs_timed(
-        &self,
-        g: u64,
-        programs: &[Program],
-    ) -> (Vec<ProgramReport>, ModuleTimings) {
+    pub fn test_programs_timed(&self, g: u64, programs: &[Program]) -> Tested {
         // A generated module our verifier rejects is a generator bug: said so, never run.
         let invalid: Vec<(usize, String)> = programs
             .iter()
@@ -213,9 +250,9 @@ impl<'a> Tester<'a> {
             return self.test_valid_programs(g, programs, &invalid);
         }
         let mut settled = Settled::new();
-        let (mut reports, mut timings, packed_ok) =
+        let (mut reports, mut timings, packed_ok, mut cut) =
             self.test_input_set(g, 0, programs, &mut settled);
-        if packed_ok {
+        if packed_ok && !cut {
             for set in 1..self.input_sets.max(1) as u64 {
                 let again: Vec<Program> = programs
                     .iter()
@@ -227,12 +264,20 @@ impl<'a> Tester<'a> {
                         origin: p.origin.clone(),
                     })
                     .collect();
-                let (r, t, _) = self.test_input_set(g, set, &again, &mut settled);
+                let (r, t, _, set_cut) = self.test_input_set(g, set, &again, &mut settled);
                 reports.extend(r);
                 timings.add(&t);
+                if set_cut {
+                    cut = true;
+                    break;
+                }
             }
         }
-        (reports, timings)
+        Tested {
+            reports,
+            timings,
+            cut,
+        }
     }
 
     /// [`Tester::test_programs_timed`] for the programs not in `invalid`, each program of
@@ -242,7 +287,7 @@ impl<'a> Tester<'a> {
         g: u64,
         programs: &[Program],
         invalid: &[(usize, String)],
-    ) -> (Vec<ProgramReport>, ModuleTimings) {
+    ) -> Tested {
         let keep: Vec<usize> = (0..programs.len())
             .filter(|j| !invalid.iter().any(|(b, _)| b == j))
             .collect();
@@ -256,12 +301,13 @@ impl<'a> Tester<'a> {
                 origin: programs[j].origin.clone(),
             })
             .collect();
-        let (mut reports, timings) = if valid.is_empty() {
-            (Vec::new(), ModuleTimings::default())
+        let mut tested = if valid.is_empty() {
+            Tested::default()
         } else {
             self.test_programs_timed(g, &valid)
         };
-        for r in &mut reports {
+        let reports = &mut tested.reports;
+        for r in reports.iter_mut() {
             if let Some(&j) = keep.get(r.program) {
                 r.program = j;
             }
@@ -296,11 +342,12 @@ impl<'a> Tester<'a> {
                 opcodes: Vec::new(),
             });
         }
-        (reports, timings)
+        tested
     }
 
     /// One input set of every program: the packed run, the oracle, classification and
-    /// confirmation. Also says whether every XLA backend ran the packed module.
+    /// confirmation. Also says whether every XLA backend ran the packed module, and whether
+    /// the deadline cut the work.
     ///
     /// A program that already has a stored finding of the same kind on the same outputs from
     /// an earlier input set (`settled`) is not confirmed and stored again: the case counts
@@ -311,15 +358,21 @@ impl<'a> Tester<'a> {
         set: u64,
         programs: &[Program],
         settled: &mut Settled,
-    ) -> (Vec<ProgramReport>, ModuleTimings, bool) {
+    ) -> (Vec<ProgramReport>, ModuleTimings, bool, bool) {
         let wall = Instant::now();
         let mut timings = ModuleTimings::default();
-        let packed = Packed::new(g, set, programs);
-        let (xla_outcomes, oracle_outcomes, oracle_ms) = self.run_packed(&packed, programs);
+        let mut packed = Packed::new(g, set, programs, self.opts.timeouts.clone());
+        packed.limits = self.limits_for(&packed.module);
+        let (xla_outcomes, oracle_outcomes, oracle_ms, xla_ms) =
+            self.run_packed(&packed, programs);
         timings.oracle_ms = oracle_ms;
+        timings.xla_run_ms = xla_ms;
         timings.xla_wait_ms = wall.elapsed().as_secs_f64() * 1e3;
-        self.note_packed_outcomes(&xla_outcomes, &mut timings);
+        self.note_packed_outcomes(&packed, &xla_outcomes, &mut timings);
         let after_first = Instant::now();
+        if packed.is_cut() {
+            return (Vec::new(), timings, false, true);
+        }
 
         let mut reports = Vec::with_capacity(programs.len());
         for (j, p) in programs.iter().enumerate() {
@@ -339,7 +392,48 @@ impl<'a> Tester<'a> {
         timings.confirm_ms = after_first.elapsed().as_secs_f64() * 1e3;
         timings.wall_ms = wall.elapsed().as_secs_f64() * 1e3;
         let packed_ok = xla_outcomes.iter().all(|(_, o)| o.is_ok());
-        (reports, timings, packed_ok)
+        (reports, timings, packed_ok, packed.is_cut())
+    }
+
+    /// The stage limits for a module: calibrated by its size, else `opts.timeouts`.
+    fn limits_for(&self, m: &Module) -> StageTimeouts {
+        match &self.calibration {
+            Some(c) => c.limits(m.instruction_count(), m.result_elements()),
+            None => self.opts.timeouts.clone(),
+        }
+    }
+
+    /// The options of every XLA run for `packed`: its stage limits, none past the deadline.
+    fn opts_for(&self, packed: &Packed) -> RunOptions {
+        RunOptions {
+            timeouts: packed.limits.clone(),
+            deadline: self.deadline,
+            ..self.opts.clone()
+        }
+    }
+
+    /// XLA backend `k` on `text` for `packed`'s sake. Past the deadline nothing runs, and a
+    /// timeout at the deadline is the deadline's, not the module's: either way `packed` is cut
+    /// (the outcome returned then is never judged into a finding).
+    fn xla_run(
+        &self,
+        packed: &Packed,
+        k: usize,
+        text: &str,
+        inputs: &[Literal],
+        opts: &RunOptions,
+    ) -> Outcome {
+        if opts.past_deadline() {
+            packed.cut.store(true, Ordering::SeqCst);
+            return Outcome::Timeout {
+                stage: Stage::Parse,
+            };
+        }
+        let o = self.engines.xla[k].run(text, inputs, opts);
+        if matches!(o, Outcome::Timeout { .. }) && opts.past_deadline() {
+            packed.cut.store(true, Ordering::SeqCst);
+        }
+        o
     }
 
     /// The occurrence `what` (a program's index, or `packed`) of module index `g` on input set
@@ -352,41 +446,56 @@ impl<'a> Tester<'a> {
     }
 
     /// XLA on the packed module (every backend, on another thread) while the oracle runs each
-    /// program here: XLA's outcomes, the oracle's per program and its time in ms.
+    /// program here: XLA's outcomes, the oracle's per program, its time and XLA's in ms.
     fn run_packed(
         &self,
         packed: &Packed,
         programs: &[Program],
-    ) -> (Vec<(String, Outcome)>, Vec<Outcome>, f64) {
+    ) -> (Vec<(String, Outcome)>, Vec<Outcome>, f64, f64) {
+        let opts = RunOptions {
+            return_optimized_hlo: self.xla_features.is_some(),
+            ..self.opts_for(packed)
+        };
         std::thread::scope(|s| {
             let h = s.spawn(|| {
-                self.engines
+                let t = Instant::now();
+                let outcomes = self
+                    .engines
                     .xla
                     .iter()
-                    .map(|b| {
+                    .enumerate()
+                    .map(|(k, b)| {
                         (
                             b.name().to_string(),
-                            b.run(&packed.text, &packed.inputs, &self.opts),
+                            self.xla_run(packed, k, &packed.text, &packed.inputs, &opts),
                         )
                     })
-                    .collect::<Vec<_>>()
+                    .collect::<Vec<_>>();
+                (outcomes, t.elapsed().as_secs_f64() * 1e3)
             });
             let t = Instant::now();
+            let interp = self.oracle();
             let oracle: Vec<Outcome> = programs
                 .iter()
-                .map(|p| self.engines.oracle.run_module(&p.module, &p.inputs))
+                .map(|p| interp.run_module(&p.module, &p.inputs))
                 .collect();
             let oracle_ms = t.elapsed().as_secs_f64() * 1e3;
+            // An oracle the deadline stopped gave no verdict of the module's.
+            if self.deadline.is_some_and(|d| Instant::now() >= d) {
+                packed.cut.store(true, Ordering::SeqCst);
+            }
             // A panic of the XLA thread is a harness bug: it must not read as "no outcomes".
-            let xla = h.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
-            (xla, oracle, oracle_ms)
+            let (xla, xla_ms) = h.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+            (xla, oracle, oracle_ms, xla_ms)
         })
     }
 
-    /// Folds XLA's outcomes on the packed module into `timings`; a backend that became
-    /// unavailable is a fault.
+    /// Folds XLA's outcomes on the packed module into `timings` and the calibration (and
+    /// what XLA made of it into `xla_features`, when kept); a backend that became unavailable
+    /// is a fault.
     fn note_packed_outcomes(
         &self,
+        packed: &Packed,
         xla_outcomes: &[(String, Outcome)],
         timings: &mut ModuleTimings,
     ) {
@@ -395,6 +504,18 @@ impl<'a> Tester<'a> {
                 self.set_fault(Fault::Unavailable(format!("{name}: {why}")));
             }
             if let Outcome::Ok(r) = o {
+                if let Some(c) = &self.calibration {
+                    c.observe(
+                        packed.module.instruction_count(),
+                        packed.module.result_elements(),
+                        &r.timings,
+                    );
+                }
+                if let (Some(f), Some(text)) = (&self.xla_features, &r.optimized_hlo) {
+                    f.lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .extend(crate::xla_coverage::categories_of_text(text));
+                }
                 timings.xla_compile_ms += r.timings.compile_ms;
                 timings.xla_execute_ms += r.timings.execute_ms;
                 timings.xla_packed_runs += 1;
@@ -419,11 +540,11 @@ impl<'a> Tester<'a> {
     ) -> ProgramReport {
         let tol = Tolerance::for_module(&p.module);
         let (outcomes, alone) = self.program_outcomes(packed, j, p, oracle, xla_outcomes);
-        // A difference the proof leaves inside the legitimate results in the packed run is
-        // settled here, before confirmation runs the program again.
+        // The set decides here, in the packed run: a difference inside the legitimate results is
+        // settled before confirmation runs the program again.
         let judged = Instant::now();
         let verdict = self
-            .judge(Policy::VERDICT)
+            .judge(Policy::VERDICT, packed)
             .judge(&Trial {
                 module: &p.module,
                 text: None,
@@ -436,6 +557,9 @@ impl<'a> Tester<'a> {
         timings.judge_ms += judged.elapsed().as_secs_f64() * 1e3;
         if let Some(proof) = &verdict.proof {
             timings.set_ms.push(proof.set_ms);
+        }
+        if !verdict.is_bug() && packed.set == 0 && p.seed % DISSENT_EVERY == 0 {
+            self.check_dissent(p, &outcomes, &tol, packed, timings);
         }
         let mut report = ProgramReport {
             program: j,
@@ -496,7 +620,7 @@ impl<'a> Tester<'a> {
                 failed if packed.programs == 1 => failed.clone(),
                 _ => {
                     let text = hlo::print::module_to_string(&p.module);
-                    let o = self.engines.xla[k].run(&text, &p.inputs, &self.opts);
+                    let o = self.xla_run(packed, k, &text, &p.inputs, &self.opts_for(packed));
                     alone.push((name.clone(), o.clone()));
                     o
                 }
@@ -537,6 +661,7 @@ impl<'a> Tester<'a> {
         }
         let (g, set) = (packed.g, packed.set);
         let rec = self.store_finding(
+            packed,
             &v,
             Some(&packed.module),
             &packed.text,
@@ -582,7 +707,8 @@ impl<'a> Tester<'a> {
         let set = packed.set;
         let text = hlo::print::module_to_string(&p.module);
         let oracle = outcomes[0].clone();
-        let mut opts = self.opts.clone();
+        let packed_opts = self.opts_for(packed);
+        let mut opts = packed_opts.clone();
         opts.return_before_optimizations_hlo = true;
         let mut firsts: Vec<(String, Outcome)> = vec![oracle];
         let mut reruns: Vec<(String, Outcome)> = Vec::new();
@@ -590,7 +716,8 @@ impl<'a> Tester<'a> {
             let name = b.name().to_string();
             let packed_outcome = outcomes.iter().find(|(n, _)| *n == name).map(|(_, o)| o);
             if let Some(first) = packed_outcome.filter(|o| packed.programs == 1 && o.is_ok()) {
-                let again = match b.run(&packed.text, &packed.inputs, &self.opts) {
+                let again = match self.xla_run(packed, k, &packed.text, &packed.inputs, &packed_opts)
+                {
                     Outcome::Ok(r) => match split_result(&r, packed.ranges[j].clone()) {
                         Some(r) => Outcome::Ok(r),
                         None => Outcome::HarnessError {
@@ -607,7 +734,7 @@ impl<'a> Tester<'a> {
             // A failure already reproduced alone is not run a third time.
             let first = match alone.iter().find(|(n, _)| *n == name) {
                 Some((_, o)) if !o.is_ok() => o.clone(),
-                _ => self.engines.xla[k].run(&text, &p.inputs, &opts),
+                _ => self.xla_run(packed, k, &text, &p.inputs, &opts),
             };
             if let Some(r) = first.as_ok() {
                 // The packed run was an earlier compile and run of the same program: when it
@@ -618,7 +745,7 @@ impl<'a> Tester<'a> {
                     .cloned();
                 let again = match same {
                     Some(o) => o,
-                    None => self.engines.xla[k].run(&text, &p.inputs, &opts),
+                    None => self.xla_run(packed, k, &text, &p.inputs, &opts),
                 };
                 reruns.push((name.clone(), again));
             }
@@ -628,7 +755,7 @@ impl<'a> Tester<'a> {
             .iter()
             .filter_map(|(_, o)| o.as_ok())
             .find_map(|r| r.before_optimizations_hlo.clone());
-        let judgement = self.judge(Policy::FULL).judge(&Trial {
+        let judgement = self.judge(Policy::FULL, packed).judge(&Trial {
             module: &p.module,
             text: Some(&text),
             inputs: &p.inputs,
@@ -637,9 +764,6 @@ impl<'a> Tester<'a> {
             tolerance: tol,
         });
         let verdict = judgement.verdict;
-        if !verdict.is_bug() && verdict.explained.is_some() {
-            return (verdict, None);
-        }
         let voter = judgement.voter;
         let mut all = firsts.clone();
         if let Some(v) = voter {
@@ -647,6 +771,7 @@ impl<'a> Tester<'a> {
         }
         if verdict.is_bug() {
             let rec = self.store_finding(
+                packed,
                 &verdict,
                 Some(&p.module),
                 &text,
@@ -662,7 +787,7 @@ impl<'a> Tester<'a> {
         }
         // Seen only when packed: keep the packed module, labelled as such.
         let packed_verdict = self
-            .judge(Policy::VERDICT)
+            .judge(Policy::VERDICT, packed)
             .judge(&Trial {
                 module: &p.module,
                 text: None,
@@ -673,6 +798,7 @@ impl<'a> Tester<'a> {
             })
             .verdict;
         let rec = self.store_finding(
+            packed,
             &packed_verdict,
             Some(&p.module),
             &packed.text,
@@ -687,20 +813,86 @@ impl<'a> Tester<'a> {
         (packed_verdict, rec)
     }
 
-    /// The judge over this tester's backends and run options.
-    fn judge(&self, policy: Policy) -> Judge<'_> {
+    /// A sample of the programs XLA and the oracle agree on: the voter's result held to the
+    /// set of legitimate results (`judge::Policy::dissent`). A dissent is evidence about a
+    /// common mode of XLA and the oracle, never a finding: it is kept in `dissent/<program
+    /// seed>/` (module, inputs, what the set says) for triage against the texts.
+    fn check_dissent(
+        &self,
+        p: &Program,
+        outcomes: &[(String, Outcome)],
+        tol: &Tolerance,
+        packed: &Packed,
+        timings: &mut ModuleTimings,
+    ) {
+        if self.engines.voter.is_none() {
+            return;
+        }
+        let started = Instant::now();
+        let v = self
+            .judge(Policy::VERDICT.with_dissent(), packed)
+            .judge(&Trial {
+                module: &p.module,
+                text: None,
+                inputs: &p.inputs,
+                outcomes,
+                reruns: &[],
+                tolerance: tol,
+            })
+            .verdict;
+        timings.dissent_checks += 1;
+        if let (Some(d), Some(store)) = (&v.dissent, self.store) {
+            timings.dissents += 1;
+            let dir = store.root().join("dissent").join(p.seed.to_string());
+            if std::fs::create_dir_all(&dir).is_ok() {
+                let _ = std::fs::write(
+                    dir.join("module_0000.dissent.before_optimizations.txt"),
+                    hlo::print::module_to_string(&p.module),
+                );
+                let _ = findings::store::write_literals(&dir.join("inputs.lit"), &p.inputs);
+                let _ = std::fs::write(
+                    dir.join("dissent.txt"),
+                    format!(
+                        "XLA and the oracle agree ({}); the StableHLO reference interpreter \
+                         gives a value outside the legitimate results: {}\n\nrun: hlo-diff \
+                         run module_0000.dissent.before_optimizations.txt --inputs inputs.lit \
+                         --backends interp,xla-cpu,stablehlo-ref\n",
+                        v.kind.name(),
+                        d.summary().replace("voter gives", "stablehlo-ref gives")
+                    ),
+                );
+            }
+        }
+        timings.dissent_ms += started.elapsed().as_secs_f64() * 1e3;
+    }
+
+    /// The oracle, stopping at the deadline.
+    fn oracle(&self) -> engine::interp_backend::InterpBackend {
+        engine::interp_backend::InterpBackend {
+            options: interp::EvalOptions {
+                deadline: self.deadline,
+                ..self.engines.oracle.options.clone()
+            },
+        }
+    }
+
+    /// The judge over this tester's backends, with `packed`'s run options.
+    fn judge(&self, policy: Policy, packed: &Packed) -> Judge<'_> {
         Judge {
-            oracle: self.engines.oracle.clone(),
+            oracle: self.oracle(),
             xla: self.engines.xla.iter().map(|b| b as &dyn Backend).collect(),
             voter: self.engines.voter.as_ref().map(|b| b as &dyn Backend),
-            opts: self.opts.clone(),
+            opts: self.opts_for(packed),
             policy,
         }
     }
 
+    /// Stores a finding of `packed`, with the stage limits its runs had; nothing once the
+    /// deadline cut `packed` or has passed (a run the judge made for it may have been cut).
     #[allow(clippy::too_many_arguments)]
     fn store_finding(
         &self,
+        packed: &Packed,
         verdict: &Verdict,
         module: Option<&Module>,
         text: &str,
@@ -711,9 +903,20 @@ impl<'a> Tester<'a> {
         meta: serde_json::Value,
     ) -> Option<Recorded> {
         let store = self.store?;
+        if packed.is_cut() || self.deadline.is_some_and(|d| Instant::now() >= d) {
+            packed.cut.store(true, Ordering::SeqCst);
+            return None;
+        }
         let mut meta = meta;
         if let Some(m) = meta.as_object_mut() {
             m.insert("campaign_seed".into(), json!(self.campaign_seed));
+            m.insert(
+                "stage_limits_ms".into(),
+                json!(Stage::ALL
+                    .iter()
+                    .map(|s| (s.name(), packed.limits.get(*s).as_millis() as u64))
+                    .collect::<std::collections::BTreeMap<_, _>>()),
+            );
             m.insert("xla_options".into(), json!(self.opts.env_option_overrides));
             if let Some(env) = &self.environment {
                 m.insert("environment".into(), env.clone());

@@ -139,15 +139,7 @@ fn is_zero(n: &usize) -> bool {
 /// (of every instruction's result, all leaves): the minimizer never returns a case larger than
 /// the one it started from.
 pub fn size(case: &Case) -> (usize, u128) {
-    let elements = case
-        .module
-        .computations
-        .iter()
-        .flat_map(|c| &c.instructions)
-        .flat_map(|i| i.shape.leaves())
-        .map(|a| u128::from(a.element_count().unwrap_or(0)))
-        .sum();
-    (case.module.instruction_count(), elements)
+    (case.module.instruction_count(), case.module.result_elements())
 }
 
 /// What a minimization did.

@@ -33,6 +33,10 @@ pub struct Runner {
     pub opts: RunOptions,
     /// Multiplies the comparator's default bounds.
     pub tolerance_scale: f64,
+    /// The runner for a case that crashes XLA, when there is a cheaper one: the same backends
+    /// on workers that fork per request, so a crashing candidate costs a fork, not a new
+    /// worker ([`engine::worker::WorkerBackend::forking`]).
+    pub for_crashes: Option<Box<Runner>>,
 }
 
 /// What one run of a case came to.
@@ -54,19 +58,60 @@ impl Runner {
             backends,
             opts: RunOptions::default(),
             tolerance_scale: 1.0,
+            for_crashes: None,
         }
     }
 
-    /// Runs the case on the oracle and every backend and classifies the outcomes.
+    /// Runs the case on every backend and the oracle and classifies the outcomes. When a
+    /// backend crashed, hung or refused the module, the oracle is not run: the verdict is that
+    /// failure whatever the oracle computes (`judge::classify`'s precedence; an oracle that
+    /// would fail too shows on the minimizer's final, full run), and a large module's oracle
+    /// can take longer than XLA's compile (an ODE solver's loop: seconds per candidate).
     pub fn observe(&self, case: &Case) -> Observation {
+        self.observe_with(case, false)
+    }
+
+    /// [`Runner::observe`] with the oracle always run (the minimizer's final run).
+    pub fn observe_fully(&self, case: &Case) -> Observation {
+        self.observe_with(case, true)
+    }
+
+    fn observe_with(&self, case: &Case, oracle_always: bool) -> Observation {
         let text = hlo::print::module_to_string(&case.module);
-        let mut outcomes = vec![(
-            judge::classify::ORACLE.to_string(),
-            interp_outcome(&case.module, &case.inputs),
-        )];
-        for b in &self.backends {
-            outcomes.push((b.name().to_string(), b.run(&text, &case.inputs, &self.opts)));
-        }
+        let xla: Vec<(String, Outcome)> = self
+            .backends
+            .iter()
+            .map(|b| (b.name().to_string(), b.run(&text, &case.inputs, &self.opts)))
+            .collect();
+        let failed = xla.iter().any(|(_, o)| {
+            matches!(
+                o,
+                Outcome::Crash { .. } | Outcome::Timeout { .. } | Outcome::Rejected { .. }
+            )
+        });
+        let oracle = match failed && !oracle_always {
+            true => Outcome::Unsupported {
+                what: "not run: XLA failed, which decides the verdict".into(),
+            },
+            false => InterpBackend {
+                options: interp::EvalOptions {
+                    deadline: self.opts.deadline,
+                    ..interp::EvalOptions::default()
+                },
+            }
+            .run_module(&case.module, &case.inputs),
+        };
+        let mut outcomes = vec![(judge::classify::ORACLE.to_string(), oracle)];
+        outcomes.extend(xla);
+        self.classify_observed(case, &text, outcomes)
+    }
+
+    fn classify_observed(
+        &self,
+        case: &Case,
+        text: &str,
+        outcomes: Vec<(String, Outcome)>,
+    ) -> Observation {
         let tol = Tolerance {
             scale: self.tolerance_scale,
             ..Tolerance::for_module(&case.module)
@@ -77,7 +122,7 @@ impl Runner {
             .with_policy(judge::Policy::VERDICT)
             .judge(&Trial {
                 module: &case.module,
-                text: Some(&text),
+                text: Some(text),
                 inputs: &case.inputs,
                 outcomes: &outcomes,
                 reruns: &[],
