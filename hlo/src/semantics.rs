@@ -689,7 +689,8 @@ const SUBNORMAL_OPERAND: Case = Case {
             K::StableHloSpec,
             "Accuracy: the accuracy of transcendental functions is implementation-defined; \
              XLA CPU executes under a flush-denormal scope (jax-ml/jax#16200), which the texts \
-             do not describe for subnormal operands of its approximations",
+             do not describe for subnormal operands of its approximations; the value is left \
+             open, not the function's range (atan2 stays in [-pi, pi]: C 7.12.4.4)",
         ),
         src(
             K::Measured,

@@ -1486,6 +1486,27 @@ fn an_approximated_function_of_a_subnormal_is_implementation_defined_and_of_a_no
     assert_eq!(v.kind, VerdictKind::Mismatch, "{v:?}");
 }
 
+/// The value of atan2 of subnormal operands is the implementation's (SubnormalOperand), its
+/// range is not: any value in [-pi, pi] passes (0, as of operands read as zero, or pi/4), NaN
+/// is a mismatch (C 7.12.4.4: atan2 of finite operands is in [-pi, pi]; Annex F.9.1.4 has no
+/// domain error).
+#[test]
+fn atan2_of_subnormals_may_take_any_value_of_its_range_but_not_nan() {
+    let m = hlo::parse::parse_module(
+        "HloModule a\n\nENTRY main {\n  y = f32[] parameter(0)\n  x = f32[] parameter(1)\n  ROOT r = f32[] atan2(y, x)\n}\n",
+    )
+    .unwrap();
+    let sub = [f32_scalar(1e-40), f32_scalar(1e-40)];
+    for legit in [0.0, std::f32::consts::FRAC_PI_4, -std::f32::consts::PI] {
+        let v = judge_outcome(&m, &sub, xla_result(f32_scalar(legit)));
+        assert_eq!(v.kind, VerdictKind::Match, "{legit}: {v:?}");
+    }
+    let v = judge_outcome(&m, &sub, xla_result(f32_scalar(f32::NAN)));
+    assert_eq!(v.kind, VerdictKind::Mismatch, "{v:?}");
+    let v = judge_outcome(&m, &sub, xla_result(f32_scalar(4.0)));
+    assert_eq!(v.kind, VerdictKind::Mismatch, "{v:?}");
+}
+
 /// Complex cos of (0.5, 89.2) is finite (about 3.4e38 * (0.88, -0.48) / 1.3) but XLA CPU's
 /// cosh(89.2) overflows f32 on the way: infinities of the parts' signs pass. At (0.5, 10),
 /// where nothing overflows, an infinity is a mismatch.

@@ -498,6 +498,7 @@ fn bisect_and_campaigns_agree_on_a_difference_an_allowed_choice_explains() {
     // The judge as the bisector asks it names the choice.
     let outcomes = vec![("interp".to_string(), want), ("xla-cpu".to_string(), got)];
     let v = judge::Judge::offline()
+        .with_policy(judge::Policy::VERDICT.explaining())
         .judge(&judge::Trial {
             module: &hlo::parse::parse_module(ADD).unwrap(),
             text: Some(ADD),

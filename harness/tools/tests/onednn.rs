@@ -117,8 +117,65 @@ fn dump_script(python: &Path, dir: &Path, script: &str, flags: &str) -> PathBuf 
     dump
 }
 
+/// Where the set proves XLA's result on `module` wrong, XLA is within one f32 ulp of 1 of the
+/// oracle, absolutely (relatively above 1): a sign of zero, a flushed tiny result, 1 - 2^-24
+/// for 1. With every element that close given the oracle's value, the judge finds no bug.
+fn assert_differs_by_less_than_an_ulp_of_one(
+    xla: &WorkerBackend,
+    text: &str,
+    module: &hlo::Module,
+    inputs: &[hlo::Literal],
+) {
+    let oracle = engine::interp_backend::InterpBackend::new().run_module(module, inputs);
+    let got = xla.run(text, inputs, &engine::backend::RunOptions::default());
+    let (engine::backend::Outcome::Ok(o), engine::backend::Outcome::Ok(mut x)) =
+        (oracle.clone(), got.clone())
+    else {
+        panic!("{}: {oracle:?} {got:?}", module.name);
+    };
+    let judge = |xla: engine::backend::Outcome| {
+        let outcomes = vec![
+            (engine::ORACLE.to_string(), oracle.clone()),
+            ("xla-cpu".to_string(), xla),
+        ];
+        judge::Judge::offline()
+            .judge(&judge::Trial {
+                module,
+                text: Some(text),
+                inputs,
+                outcomes: &outcomes,
+                reruns: &[],
+                tolerance: &judge::compare::Tolerance::for_module(module),
+            })
+            .verdict
+    };
+    assert!(judge(got.clone()).is_bug(), "{}: no longer differs", module.name);
+    let mut replaced = 0;
+    for (lo, lx) in o.outputs.iter().zip(x.outputs.iter_mut()) {
+        let (hlo::Literal::Array(a), hlo::Literal::Array(b)) = (lo, lx) else {
+            panic!("{}: a tuple output", module.name)
+        };
+        for k in 0..a.len() {
+            let (p, q) = (a.get(k).to_f64(), b.get(k).to_f64());
+            let close = (p - q).abs() <= f32::EPSILON as f64 * p.abs().max(1.0);
+            if close && p.to_bits() != q.to_bits() {
+                b.set(k, a.get(k));
+                replaced += 1;
+            }
+        }
+    }
+    assert!(replaced > 0, "{}", module.name);
+    let v = judge(engine::backend::Outcome::Ok(x));
+    assert!(
+        !v.is_bug(),
+        "{}: {replaced} close elements given the oracle's values: {v:?}",
+        module.name
+    );
+}
+
 /// Every snapshot after `onednn-matmul-rewriter` is evaluated and
-/// agrees with before_optimizations; XLA agrees; nothing is blamed. The snapshots must really
+/// agrees with before_optimizations; XLA agrees and nothing is blamed (but for oneDNN's GELU_ERF
+/// and SIGMOID, whose differences of less than an ulp of 1 are checked to be the only ones). The snapshots must really
 /// hold the calls with the post-ops named here, so the test cannot pass by the rewriter not
 /// running.
 #[test]
@@ -146,7 +203,29 @@ fn every_snapshot_with_onednn_calls_is_evaluated() {
             ..BisectOptions::default()
         };
         let r = bisect(&text, &inputs, &xla, &opts).unwrap();
-        assert!(r.xla_matches_oracle, "{name}: {}", r.render());
+        if r.xla_matches_oracle {
+            assert!(r.culprit.is_none(), "{name}: {}", r.render());
+        } else {
+            // Measured on jaxlib 0.4.30 (2026-12-07, AMD EPYC with AVX2): the activations
+            // oneDNN computes in place of the module's own differ by less than an ulp of 1.
+            // GELU_ERF gives +0 where the module's x * (erf(x / sqrt 2) + 1) / 2 is -0 (erf
+            // saturates at -1 and a negative times +0 is -0, IEEE 754 §6.3); SIGMOID gives 0
+            // where 1 / (1 + exp(-x)) is a normal value near 2e-38, and 1 - 2^-24 where it
+            // rounds to 1. XLA's differences, proven by the set; they must be those alone.
+            assert!(
+                name.contains("dense_gelu_erf") || name.contains("dense_sigmoid"),
+                "{name}: {}",
+                r.render()
+            );
+            assert!(
+                r.culprit
+                    .as_ref()
+                    .is_none_or(|c| c.pass == "onednn-matmul-rewriter"),
+                "{name}: {}",
+                r.render()
+            );
+            assert_differs_by_less_than_an_ulp_of_one(&xla, &text, &module, &inputs);
+        }
         assert_eq!(
             r.skipped,
             0,
@@ -154,7 +233,6 @@ fn every_snapshot_with_onednn_calls_is_evaluated() {
             r.render()
         );
         assert!(r.evaluated > 0, "{name}: {}", r.render());
-        assert!(r.culprit.is_none(), "{name}: {}", r.render());
         for s in &r.steps {
             let p = Path::new(&s.path);
             let p = match p.is_absolute() {
@@ -163,7 +241,17 @@ fn every_snapshot_with_onednn_calls_is_evaluated() {
             };
             let snap = std::fs::read_to_string(&p).unwrap_or_default();
             if snap.contains("__onednn$") {
-                assert_eq!(s.status, "same", "{name} step {}: {:?}", s.step, s.note);
+                if r.xla_matches_oracle {
+                    assert_eq!(s.status, "same", "{name} step {}: {:?}", s.step, s.note);
+                } else {
+                    assert!(
+                        s.status == "same" || s.status == "differs",
+                        "{name} step {}: {} {:?}",
+                        s.step,
+                        s.status,
+                        s.note
+                    );
+                }
                 seen.push_str(&snap);
             }
         }
@@ -298,7 +386,9 @@ jax.jit(lambda x, w: lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_nu
                 .verdict;
             // The semantics table does not bound oneDNN's calls, so the set cannot prove a
             // match (unproven at most); the oracle's evaluation of them must still be XLA's
-            // result within a relative 1e-4, element by element.
+            // result within 1e-4 of the output's largest magnitude, element by element (a
+            // cancelling sum's element moves with the summation order by that much; a wrong
+            // layout, window or group moves elements by the output's scale).
             assert!(
                 !v.is_bug(),
                 "{} on jaxlib {release}: {}\n{optimized}",
@@ -310,10 +400,13 @@ jax.jit(lambda x, w: lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_nu
             {
                 for (lo, lx) in o.outputs.iter().zip(&x.outputs) {
                     for (a, b) in lo.leaves().iter().zip(lx.leaves()) {
+                        let scale = (0..b.len())
+                            .map(|k| b.get(k).to_f64().abs())
+                            .fold(1.0f64, f64::max);
                         for k in 0..a.len() {
                             let (p, q) = (a.get(k).to_f64(), b.get(k).to_f64());
                             assert!(
-                                (p - q).abs() <= 1e-4 * q.abs().max(1.0),
+                                (p - q).abs() <= 1e-4 * scale,
                                 "{} on jaxlib {release}: element {k}: oracle {p}, XLA {q}",
                                 before.display()
                             );

@@ -4109,9 +4109,18 @@ fn float_binary(
             let (a, b) = (arith::operand(fmt, a, sub), arith::operand(fmt, b, sub));
             arith::max_min(a, b, op == O::Maximum)
         }
-        O::Power | O::Atan2 if subnormal_operand(fmt, op, fmt.ty, &[a, b]) => {
-            FSet::top(Why::UNDEFINED)
+        // Its value is left to the implementation, not its range: atan2 is in [-pi, pi] for
+        // every operand that is not NaN (C 7.12.4.4; Annex F.9.1.4 has no domain error), so a
+        // NaN of subnormal operands stays outside.
+        O::Atan2 if subnormal_operand(fmt, op, fmt.ty, &[a, b]) => {
+            let pi = fmt.up(std::f64::consts::PI).v;
+            FSet::range(-pi, pi)
+                .hull(FSet::point(-0.0))
+                .hull(FSet::point(0.0))
+                .with_nan(a.nan || b.nan)
+                .because(Why::UNDEFINED)
         }
+        O::Power if subnormal_operand(fmt, op, fmt.ty, &[a, b]) => FSet::top(Why::UNDEFINED),
         O::Power => match ulps {
             Some(u) => funcs::power(fmt, a, b, sub, u),
             None => FSet::top(Why::UNMODELLED | Why::ULPS),
