@@ -122,6 +122,25 @@ pub struct Trial<'a> {
     pub tolerance: &'a Tolerance,
 }
 
+impl<'a> Trial<'a> {
+    /// The outcomes of `module` on `inputs`, with no text (the module printed) and no reruns.
+    pub fn new(
+        module: &'a Module,
+        inputs: &'a [Literal],
+        outcomes: &'a [(String, Outcome)],
+        tolerance: &'a Tolerance,
+    ) -> Trial<'a> {
+        Trial {
+            module,
+            text: None,
+            inputs,
+            outcomes,
+            reruns: &[],
+            tolerance,
+        }
+    }
+}
+
 /// Why a difference is no finding: the implementation choice that explains it, and how large
 /// the output difference it excused is.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -461,14 +461,7 @@ fn judged(
         (name.to_string(), Outcome::Ok(got.clone())),
     ];
     Judge::offline()
-        .judge(&Trial {
-            module,
-            text: None,
-            inputs,
-            outcomes: &outcomes,
-            reruns: &[],
-            tolerance: tol,
-        })
+        .judge(&Trial::new(module, inputs, &outcomes, tol))
         .verdict
 }
 

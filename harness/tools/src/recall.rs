@@ -367,14 +367,7 @@ fn judge(
     ];
     Judge::offline()
         .with_policy(Policy::VERDICT)
-        .judge(&Trial {
-            module,
-            text: None,
-            inputs,
-            outcomes: &outcomes,
-            reruns: &[],
-            tolerance: tol,
-        })
+        .judge(&Trial::new(module, inputs, &outcomes, tol))
         .verdict
 }
 

@@ -788,14 +788,7 @@ impl<'a> Tester<'a> {
         // Seen only when packed: keep the packed module, labelled as such.
         let packed_verdict = self
             .judge(Policy::VERDICT, packed)
-            .judge(&Trial {
-                module: &p.module,
-                text: None,
-                inputs: &p.inputs,
-                outcomes,
-                reruns: &[],
-                tolerance: tol,
-            })
+            .judge(&Trial::new(&p.module, &p.inputs, outcomes, tol))
             .verdict;
         let rec = self.store_finding(
             packed,
@@ -831,14 +824,7 @@ impl<'a> Tester<'a> {
         let started = Instant::now();
         let v = self
             .judge(Policy::VERDICT.with_dissent(), packed)
-            .judge(&Trial {
-                module: &p.module,
-                text: None,
-                inputs: &p.inputs,
-                outcomes,
-                reruns: &[],
-                tolerance: tol,
-            })
+            .judge(&Trial::new(&p.module, &p.inputs, outcomes, tol))
             .verdict;
         timings.dissent_checks += 1;
         if let (Some(d), Some(store)) = (&v.dissent, self.store) {
