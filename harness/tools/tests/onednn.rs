@@ -244,8 +244,10 @@ fn every_snapshot_with_onednn_calls_is_evaluated() {
                 if r.xla_matches_oracle {
                     assert_eq!(s.status, "same", "{name} step {}: {:?}", s.step, s.note);
                 } else {
+                    // The walk stops at the first snapshot that differs: later ones are not
+                    // evaluated (none skipped, asserted above).
                     assert!(
-                        s.status == "same" || s.status == "differs",
+                        ["same", "differs", "not_evaluated"].contains(&s.status.as_str()),
                         "{name} step {}: {} {:?}",
                         s.step,
                         s.status,
