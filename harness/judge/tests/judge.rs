@@ -227,6 +227,12 @@ fn c64_scalar(re: f32, im: f32) -> Literal {
     Literal::Array(ArrayLiteral::from_bytes(PrimitiveType::C64, vec![], bytes).unwrap())
 }
 
+fn c128_scalar(re: f64, im: f64) -> Literal {
+    let mut bytes = re.to_le_bytes().to_vec();
+    bytes.extend(im.to_le_bytes());
+    Literal::Array(ArrayLiteral::from_bytes(PrimitiveType::C128, vec![], bytes).unwrap())
+}
+
 fn c64_array(v: &[(f32, f32)]) -> Literal {
     let bytes = v
         .iter()
@@ -1504,6 +1510,26 @@ fn atan2_of_subnormals_may_take_any_value_of_its_range_but_not_nan() {
     let v = judge_outcome(&m, &sub, xla_result(f32_scalar(f32::NAN)));
     assert_eq!(v.kind, VerdictKind::Mismatch, "{v:?}");
     let v = judge_outcome(&m, &sub, xla_result(f32_scalar(4.0)));
+    assert_eq!(v.kind, VerdictKind::Mismatch, "{v:?}");
+}
+
+/// z^z at z = (0.030219904277059673, -60.88284759993845) in c128 (structural seed 700005):
+/// the angle of the result is about -250, so the parts are ill-conditioned. XLA CPU's
+/// (1.5026904461761566e-42, 3.0675120947753994e-42) is the value Python's complex power gives
+/// and within 1.3e-15 of exp(z log z): it passes. The conjugate, and a real part 1e-9 off, fail.
+#[test]
+fn an_ill_conditioned_complex_power_holds_the_exact_value_and_not_its_conjugate() {
+    let m = hlo::parse::parse_module(
+        "HloModule p\n\nENTRY main {\n  x = c128[] parameter(0)\n  ROOT r = c128[] power(x, x)\n}\n",
+    )
+    .unwrap();
+    let z = [c128_scalar(0.030219904277059673, -60.88284759993845)];
+    let (re, im) = (1.5026904461761566e-42, 3.0675120947753994e-42);
+    let v = judge_outcome(&m, &z, xla_result(c128_scalar(re, im)));
+    assert!(!v.is_bug(), "{v:?}");
+    let v = judge_outcome(&m, &z, xla_result(c128_scalar(re, -im)));
+    assert_eq!(v.kind, VerdictKind::Mismatch, "{v:?}");
+    let v = judge_outcome(&m, &z, xla_result(c128_scalar(re * (1.0 + 1e-9), im)));
     assert_eq!(v.kind, VerdictKind::Mismatch, "{v:?}");
 }
 
