@@ -252,7 +252,7 @@ pub fn measure(cfg: &RecallConfig, subjects: &[Subject], xla: &dyn Backend) -> R
             *report
                 .baseline
                 .verdicts
-                .entry(format!("xla {}", outcome_kind(&got)))
+                .entry(format!("xla {}", got.kind()))
                 .or_default() += 1;
             continue;
         };
@@ -341,17 +341,6 @@ fn keep(cfg: &RecallConfig, n: usize, text: &str, inputs: &[Literal]) {
     }
 }
 
-fn outcome_kind(o: &Outcome) -> &'static str {
-    match o {
-        Outcome::Ok(_) => "ok",
-        Outcome::Rejected { .. } => "rejected",
-        Outcome::Crash { .. } => "crash",
-        Outcome::Timeout { .. } => "timeout",
-        Outcome::Unsupported { .. } => "unsupported",
-        Outcome::Unavailable { .. } => "unavailable",
-        Outcome::HarnessError { .. } => "harness error",
-    }
-}
 
 /// The campaign's verdict on `actual` as XLA's result.
 fn judge(
