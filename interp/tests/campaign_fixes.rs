@@ -13,44 +13,6 @@ use interp::variant::{ComplexMul, Variant};
 const INF: f64 = f64::INFINITY;
 const NAN: f64 = f64::NAN;
 
-/// Special and large complex values: the cases where textbook formulas give inf/inf = NaN and
-/// XLA's give limits (tanh of a large real part is +-1 + 0i, sqrt of an infinite part is inf).
-fn special() -> Vec<(f64, f64)> {
-    vec![
-        (1.0, 1.0),
-        (20.0, 1.0),
-        (-20.0, 1.0),
-        (400.0, 3.0),
-        (-400.0, -3.0),
-        (1e30, 1e30),
-        (INF, 1.0),
-        (-INF, 1.0),
-        (1.0, INF),
-        (0.0, INF),
-        (INF, INF),
-        (1e20, 1.0),
-        (0.0, -0.0),
-        (-0.0, 0.0),
-        (NAN, 0.0),
-        (0.0, NAN),
-        (-3.0, 0.0),
-        (-3.0, -0.0),
-        (0.5, -2.0),
-        (-INF, -INF),
-        (1.0, 1e30),
-        // Campaign finding: imag(expm1(convert(s32 -> c128))) was NaN for large real parts.
-        (1000.0, 0.0),
-        (INF, 0.0),
-        (-INF, 0.0),
-        // Campaign finding: log-plus-one of c128 parts near the largest f64 overflowed |z|.
-        (1e308, 1e308),
-        (-1.7e308, 1e308),
-        (1e-5, 1e-5),
-        (-1.0, 0.0),
-        (3e-30, 0.0),
-    ]
-}
-
 fn cplx(ty: PrimitiveType, v: &[(f64, f64)]) -> Literal {
     let s: Vec<Scalar> = v.iter().map(|&(r, i)| Scalar::C(r, i)).collect();
     lit(ty, &[v.len() as i64], &s)
