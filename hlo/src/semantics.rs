@@ -340,16 +340,16 @@ impl Freedom {
             Freedom::ExcessPrecision => &[CPU_NORMALIZATION],
             Freedom::FmaContraction => {
                 const S: &[Source] = &[
-                src(
-                    K::XlaSource,
-                    "xla/service/cpu/cpu_aot_loader.cc sets llvm AllowFPOpFusion::Fast; the \
+                    src(
+                        K::XlaSource,
+                        "xla/service/cpu/cpu_aot_loader.cc sets llvm AllowFPOpFusion::Fast; the \
                      Eigen and library kernels of dots and convolutions use FMA instructions",
-                ),
-                src(
-                    K::Ieee754,
-                    "§10.4: a language may allow contraction of a*b+c into fusedMultiplyAdd",
-                ),
-            ];
+                    ),
+                    src(
+                        K::Ieee754,
+                        "§10.4: a language may allow contraction of a*b+c into fusedMultiplyAdd",
+                    ),
+                ];
                 S
             }
             Freedom::SummationOrder => &[SPEC_REDUCE_ORDER, OPSEM_REDUCE, SPEC_DOT],
@@ -358,63 +358,63 @@ impl Freedom {
             Freedom::ApproximationUlps => &[SPEC_ACCURACY, MEASURED_ULPS],
             Freedom::EitherOutcome => {
                 const S: &[Source] = &[src(
-                K::Ieee754,
-                "a consequence of the other freedoms: a compare of uncertain operands may \
+                    K::Ieee754,
+                    "a consequence of the other freedoms: a compare of uncertain operands may \
                  have either result",
-            )];
+                )];
                 S
             }
             Freedom::Overflow => &[SPEC_REDUCE_ORDER, SPEC_DOT],
             Freedom::NanBits => &[IEEE_NAN_SIGN, IEEE_SIGN_BIT],
             Freedom::ComplexInfinity => {
                 const S: &[Source] = &[src(
-                K::CAnnex,
-                "G.3: a complex value with at least one infinite part is an infinity, even if \
+                    K::CAnnex,
+                    "G.3: a complex value with at least one infinite part is an infinity, even if \
                  its other part is a NaN",
-            )];
+                )];
                 S
             }
             Freedom::UncertainIndex => {
                 const S: &[Source] = &[src(
-                K::Ieee754,
-                "a consequence of the other freedoms: an index computed from uncertain values",
-            )];
+                    K::Ieee754,
+                    "a consequence of the other freedoms: an index computed from uncertain values",
+                )];
                 S
             }
             Freedom::ImplementationDefined => &[SPEC_ERRORS, OPSEM_DIV],
             Freedom::Normwise => {
                 const S: &[Source] = &[
-                SPEC_ACCURACY,
-                src(
-                    K::Measured,
-                    "cargo run --release -p tools --example measure_ulps (complex functions, \
+                    SPEC_ACCURACY,
+                    src(
+                        K::Measured,
+                        "cargo run --release -p tools --example measure_ulps (complex functions, \
                      error relative to the modulus)",
-                ),
-            ];
+                    ),
+                ];
                 S
             }
             Freedom::CombinationOrder => {
                 const S: &[Source] = &[
-                OPSEM_SCATTER,
-                SPEC_SCATTER,
-                src(
-                    K::OperationSemantics,
-                    "SelectAndScatter: the scatter's evaluation order is arbitrary and may be \
+                    OPSEM_SCATTER,
+                    SPEC_SCATTER,
+                    src(
+                        K::OperationSemantics,
+                        "SelectAndScatter: the scatter's evaluation order is arbitrary and may be \
                      non-deterministic",
-                ),
-            ];
+                    ),
+                ];
                 S
             }
             Freedom::ErrorBound => {
                 const S: &[Source] = &[
-                SPEC_ACCURACY,
-                src(
-                    K::Measured,
-                    "fft: Higham, Accuracy and Stability of Numerical Algorithms, Thm 24.2 \
+                    SPEC_ACCURACY,
+                    src(
+                        K::Measured,
+                        "fft: Higham, Accuracy and Stability of Numerical Algorithms, Thm 24.2 \
                      (normwise error of the Cooley-Tukey FFT); decompositions: their backward \
                      error analyses (Higham Thm 10.3 Cholesky, 8.5 triangular solve)",
-                ),
-            ];
+                    ),
+                ];
                 S
             }
             Freedom::Unmodelled => &[SPEC_ACCURACY],
@@ -513,7 +513,10 @@ impl Rule {
     /// Whether the rule leaves exactly one legitimate result for exactly known operands (the
     /// elements recall's 1-ulp goal is about).
     pub fn is_unique(self) -> bool {
-        matches!(self, Rule::Exact | Rule::CorrectlyRounded | Rule::Structural)
+        matches!(
+            self,
+            Rule::Exact | Rule::CorrectlyRounded | Rule::Structural
+        )
     }
 }
 
@@ -1399,22 +1402,28 @@ pub const ROWS: &[Row] = &[
             F::FlushToZero,
             F::NanBits,
         ],
-        cases: &[SUBNORMAL_OPERAND, Case {
-            when: Condition::ComplexPowerOfZero,
-            rule: Rule::ImplementationDefined,
-            sources: &[
-                src(
-                    K::CAnnex,
-                    "G.6.4.1: cpow has no special-value table; it 'may be implemented as \
+        cases: &[
+            SUBNORMAL_OPERAND,
+            Case {
+                when: Condition::ComplexPowerOfZero,
+                rule: Rule::ImplementationDefined,
+                sources: &[
+                    src(
+                        K::CAnnex,
+                        "G.6.4.1: cpow has no special-value table; it 'may be implemented as \
                      cexp(y clog x)' and may raise spurious exceptions, so a zero base has no \
                      specified result (through that formula 0^w is ±0 ± i0 for Re w > 0, \
                      infinite or NaN otherwise)",
-                ),
-                src(K::StableHloSpec, "power: 'complex exponentiation', no special values"),
-            ],
-            xla_does: "compiled code computes |z|^c e^(-d t) with ln|0| = -inf, giving NaN \
+                    ),
+                    src(
+                        K::StableHloSpec,
+                        "power: 'complex exponentiation', no special values",
+                    ),
+                ],
+                xla_does: "compiled code computes |z|^c e^(-d t) with ln|0| = -inf, giving NaN \
                        parts; constant folding gives (0, -0) for Re w > 0",
-        }],
+            },
+        ],
         sources: &[
             SPEC_ACCURACY,
             ANNEX_G,
@@ -1704,7 +1713,11 @@ pub fn row_for(op: Opcode, ty: PrimitiveType) -> Option<&'static Row> {
 
 /// The row of an instruction: keyed by its first operand's element type for elementwise ops and
 /// conversions (`operand`), by its result's (`result`) otherwise.
-pub fn row_of(op: Opcode, operand: Option<PrimitiveType>, result: PrimitiveType) -> Option<&'static Row> {
+pub fn row_of(
+    op: Opcode,
+    operand: Option<PrimitiveType>,
+    result: PrimitiveType,
+) -> Option<&'static Row> {
     use crate::Category as C;
     let key = match op.category() {
         C::ElementwiseUnary | C::ElementwiseBinary | C::ElementwiseTernary | C::Conversion => {

@@ -163,9 +163,7 @@ pub fn mul(a: C, b: C) -> C {
         a = nan_to_zero(a);
         recover = true;
     }
-    if !recover
-        && (ac.is_infinite() || bd.is_infinite() || ad.is_infinite() || bc.is_infinite())
-    {
+    if !recover && (ac.is_infinite() || bd.is_infinite() || ad.is_infinite() || bc.is_infinite()) {
         // A partial product overflowed: the NaNs came from inf - inf.
         a = nan_to_zero(a);
         b = nan_to_zero(b);

@@ -237,7 +237,10 @@ impl<'m> Ctx<'m> {
         if let Some(d) = self.opts.deadline {
             if checkpoint(before) != checkpoint(self.steps) && std::time::Instant::now() >= d {
                 return Err(EvalError::Budget {
-                    what: format!("still evaluating at its deadline, after {} steps", self.steps),
+                    what: format!(
+                        "still evaluating at its deadline, after {} steps",
+                        self.steps
+                    ),
                 });
             }
         }

@@ -11,11 +11,11 @@
 //! ([`EvalError::Invalid`]) and bugs of the interpreter itself ([`EvalError::Internal`]).
 //! See `OPS.md` for the op table and `KNOWN_DIFFERENCES.md` for where we differ from XLA CPU.
 
+pub(crate) mod annex_g;
 mod attrs;
 mod control;
 mod convert;
 mod dot;
-pub(crate) mod annex_g;
 mod elementwise;
 pub mod enclose;
 mod eval;

@@ -63,7 +63,10 @@ fn same_binop_in_every_branch(
     }
     let branches: Vec<usize> = match root.comps("branch_computations") {
         Some(b) => b.to_vec(),
-        None => vec![root.comp("true_computation")?, root.comp("false_computation")?],
+        None => vec![
+            root.comp("true_computation")?,
+            root.comp("false_computation")?,
+        ],
     };
     if branches.is_empty() || root.operands.len() != branches.len() + 1 {
         return None;

@@ -17,7 +17,9 @@ const INF: f64 = f64::INFINITY;
 const NAN: f64 = f64::NAN;
 
 fn grid() -> Vec<(f64, f64)> {
-    let parts = [NAN, INF, -INF, 0.0, -0.0, 1.0, -2.5, 0.5, 20.0, -400.0, 1e30, -3.4e38];
+    let parts = [
+        NAN, INF, -INF, 0.0, -0.0, 1.0, -2.5, 0.5, 20.0, -400.0, 1e30, -3.4e38,
+    ];
     let mut v = Vec::new();
     for &a in &parts {
         for &b in &parts {
@@ -58,7 +60,11 @@ fn numpy(expr: &str, dtype: &str, v: &[(f64, f64)]) -> Vec<(f64, f64)> {
         .args(["-c", &code])
         .output()
         .expect("python runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(|l| {
@@ -107,7 +113,11 @@ fn complex_special_values_follow_c99_as_numpy_computes_them() {
         );
         for &(op, expr) in OPS {
             let out_ty = if op == "abs" {
-                if ty == "c64" { "f32" } else { "f64" }
+                if ty == "c64" {
+                    "f32"
+                } else {
+                    "f64"
+                }
             } else {
                 ty
             };
@@ -133,5 +143,10 @@ fn complex_special_values_follow_c99_as_numpy_computes_them() {
             }
         }
     }
-    assert!(failures.is_empty(), "{} differences:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} differences:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

@@ -26,7 +26,12 @@ fn classes_of(op: Opcode) -> Vec<TypeClass> {
     match (op.info().element_types, op.category()) {
         (Some(t), _) => all.into_iter().filter(|c| t.accepts(example(*c))).collect(),
         (None, Category::Numerical) => vec![TypeClass::Float, TypeClass::Complex],
-        (None, _) if matches!(op, Opcode::PartitionId | Opcode::ReplicaId | Opcode::GetDimensionSize) => {
+        (None, _)
+            if matches!(
+                op,
+                Opcode::PartitionId | Opcode::ReplicaId | Opcode::GetDimensionSize
+            ) =>
+        {
             vec![TypeClass::Signed, TypeClass::Unsigned]
         }
         (None, _) => all.to_vec(),
@@ -46,7 +51,10 @@ fn every_opcode_the_oracle_runs_has_a_row_for_every_class_it_takes() {
             }
         }
     }
-    assert!(missing.is_empty(), "no row in hlo::semantics for: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "no row in hlo::semantics for: {missing:?}"
+    );
 }
 
 #[test]
@@ -55,9 +63,19 @@ fn every_row_case_and_freedom_cites_a_source() {
         assert!(!r.sources.is_empty(), "{:?}", r.ops);
         for c in r.cases {
             assert!(!c.sources.is_empty(), "{:?} {:?}", r.ops, c.when);
-            assert_eq!(c.rule, Rule::ImplementationDefined, "{:?} {:?}", r.ops, c.when);
+            assert_eq!(
+                c.rule,
+                Rule::ImplementationDefined,
+                "{:?} {:?}",
+                r.ops,
+                c.when
+            );
         }
-        for s in r.sources.iter().chain(r.cases.iter().flat_map(|c| c.sources)) {
+        for s in r
+            .sources
+            .iter()
+            .chain(r.cases.iter().flat_map(|c| c.sources))
+        {
             assert!(!s.cite.trim().is_empty(), "{:?}", r.ops);
         }
     }
@@ -70,7 +88,10 @@ fn every_row_case_and_freedom_cites_a_source() {
 /// The approximated rows have a measured bound for every float type the oracle computes in.
 #[test]
 fn approximated_rows_have_measured_ulps() {
-    for r in semantics::ROWS.iter().filter(|r| r.rule == Rule::Approximated) {
+    for r in semantics::ROWS
+        .iter()
+        .filter(|r| r.rule == Rule::Approximated)
+    {
         for &op in r.ops {
             if r.classes.has(TypeClass::Float) {
                 for t in [PrimitiveType::F64, PrimitiveType::F32, PrimitiveType::Bf16] {

@@ -152,7 +152,11 @@ fn finish_args(mut args: Args) -> Result<Args, Failure> {
 }
 
 pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
-    let args = if args.finish { finish_args(args)? } else { args };
+    let args = if args.finish {
+        finish_args(args)?
+    } else {
+        args
+    };
     if args.time.is_none() && args.iterations.is_none() {
         return Err(Failure::bad_input("give --time DURATION or --iterations N"));
     }

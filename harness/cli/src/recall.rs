@@ -40,7 +40,10 @@ pub struct Args {
 }
 
 pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
-    let mut command = format!("hlo-diff recall --count {} --seed {}", args.count, args.seed);
+    let mut command = format!(
+        "hlo-diff recall --count {} --seed {}",
+        args.count, args.seed
+    );
     for c in &args.corpus {
         command.push_str(&format!(" --corpus {}", c.display()));
     }

@@ -43,7 +43,12 @@ pub fn run(args: Args, global: &Global) -> Result<Exit, Failure> {
     } else {
         for r in ROWS {
             let ops: Vec<&str> = r.ops.iter().map(|o| o.name()).collect();
-            outln!("{} ({}): {}", ops.join(", "), r.classes.names(), r.rule.name());
+            outln!(
+                "{} ({}): {}",
+                ops.join(", "),
+                r.classes.names(),
+                r.rule.name()
+            );
             for c in r.cases {
                 outln!("  when {}: {}", c.when.name(), c.rule.name());
             }

@@ -30,9 +30,23 @@ fn a_campaign_that_left_findings_says_so_and_finish_buckets_them() {
     let exe = env!("CARGO_BIN_EXE_hlo-diff");
     let st = Command::new(exe)
         // The buckets test's campaign (tests/buckets.rs), whose findings are certain.
-        .args(["fuzz", "--iterations", "6", "--pack", "2", "--jobs", "2", "--seed", "7"])
+        .args([
+            "fuzz",
+            "--iterations",
+            "6",
+            "--pack",
+            "2",
+            "--jobs",
+            "2",
+            "--seed",
+            "7",
+        ])
         .args(["--quiet", "--no-voter", "--no-swarm", "--no-minimize"])
-        .args(["--xla-option", "xla_cpu_enable_fast_min_max=true", "--gen-config"])
+        .args([
+            "--xla-option",
+            "xla_cpu_enable_fast_min_max=true",
+            "--gen-config",
+        ])
         .arg(&gen_path)
         .arg("--out")
         .arg(&out)

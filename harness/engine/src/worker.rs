@@ -285,7 +285,12 @@ fn last_bytes(text: &str, n: usize) -> &str {
 const REQUEST_ENDED: &str = "[hlo_worker: request process ended]";
 
 /// A crash's stderr tail with what is known of how the process ended.
-fn crash_tail(mut tail: String, signal: Option<i32>, code: Option<i32>, note: Option<String>) -> String {
+fn crash_tail(
+    mut tail: String,
+    signal: Option<i32>,
+    code: Option<i32>,
+    note: Option<String>,
+) -> String {
     if let (None, Some(code)) = (signal, code) {
         tail.push_str(&format!("\n[worker exited with status {code}]"));
     }
@@ -958,10 +963,7 @@ fn result_error(f: &Frame) -> Option<Outcome> {
     Some(match (s("type").as_str(), stage) {
         ("crash", Some(stage)) => Outcome::Crash {
             stage,
-            signal: err
-                .get("signal")
-                .and_then(Value::as_i64)
-                .map(|v| v as i32),
+            signal: err.get("signal").and_then(Value::as_i64).map(|v| v as i32),
             stderr_tail: s("stderr_tail"),
         },
         ("rejected", Some(stage)) => Outcome::Rejected { stage, message },

@@ -478,12 +478,20 @@ fn a_worker_that_forks_per_request_outlives_its_crashes() {
         ) = (&a, &b)
         {
             assert_eq!(sa, sb, "{name}: {a}\nforked: {b}");
-            assert_eq!(check_line(&a), check_line(&b), "{name}: forked: {stderr_tail}");
+            assert_eq!(
+                check_line(&a),
+                check_line(&b),
+                "{name}: forked: {stderr_tail}"
+            );
             assert!(
                 !stderr_tail.contains("request process ended"),
                 "{name}: the worker's own line is not the crash's: {stderr_tail}"
             );
-            assert_eq!(forking.pool().live_workers(), 1, "{name}: the forking worker lives on");
+            assert_eq!(
+                forking.pool().live_workers(),
+                1,
+                "{name}: the forking worker lives on"
+            );
         }
         next_module_runs(&forking);
         assert_eq!(forking.pool().live_workers(), 1);
@@ -495,9 +503,17 @@ fn a_worker_that_forks_per_request_outlives_its_crashes() {
         },
         ..RunOptions::default()
     };
-    let o = forking.run(&regression("gte_index3_on_1tuple"), std::slice::from_ref(&x), &hang);
+    let o = forking.run(
+        &regression("gte_index3_on_1tuple"),
+        std::slice::from_ref(&x),
+        &hang,
+    );
     if matches!(o, Outcome::Timeout { .. }) {
-        assert_eq!(forking.pool().live_workers(), 0, "the hung worker was killed");
+        assert_eq!(
+            forking.pool().live_workers(),
+            0,
+            "the hung worker was killed"
+        );
     }
     next_module_runs(&forking);
 }
@@ -516,7 +532,11 @@ fn a_deadline_ends_a_run_whatever_its_stage_limits() {
         ..RunOptions::default()
     };
     assert!(past.past_deadline());
-    let o = b.run(&regression("ok_negate"), &[f32s(&[1.0, 2.0, 3.0, 4.0])], &past);
+    let o = b.run(
+        &regression("ok_negate"),
+        &[f32s(&[1.0, 2.0, 3.0, 4.0])],
+        &past,
+    );
     assert!(matches!(o, Outcome::Timeout { .. }), "{o:?}");
     next_module_runs(&b);
 }

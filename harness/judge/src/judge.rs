@@ -259,7 +259,12 @@ impl<'a> Judge<'a> {
     /// Under [`Policy::dissent`], on a verdict that is no finding: the voter's result on the
     /// module (or the one the outcomes hold), held to the set of legitimate results; a value
     /// outside it is the verdict's `dissent`. Returns the voter's outcome when it ran.
-    fn dissent(&self, t: &Trial, text: &str, verdict: &mut crate::classify::Verdict) -> Option<Outcome> {
+    fn dissent(
+        &self,
+        t: &Trial,
+        text: &str,
+        verdict: &mut crate::classify::Verdict,
+    ) -> Option<Outcome> {
         if !self.policy.dissent || verdict.is_bug() {
             return None;
         }
@@ -268,7 +273,11 @@ impl<'a> Judge<'a> {
             .iter()
             .find(|(n, _)| n == engine::ORACLE)
             .and_then(|(_, o)| o.as_ok())?;
-        let given = t.outcomes.iter().find(|(n, _)| n == VOTER).map(|(_, o)| o.clone());
+        let given = t
+            .outcomes
+            .iter()
+            .find(|(n, _)| n == VOTER)
+            .map(|(_, o)| o.clone());
         let ran = given.is_none();
         let o = match given {
             Some(o) => o,

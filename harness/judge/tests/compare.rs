@@ -24,8 +24,7 @@ fn with_hint(h: ToleranceHint) -> Tolerance {
 fn within(e: &Literal, a: &Literal, t: &Tolerance) -> bool {
     let c = compare(e, a, t);
     c.structure.is_none()
-        && c
-            .outputs
+        && c.outputs
             .iter()
             .all(|o| o.structure.is_none() && o.beyond_tolerance == 0)
 }
@@ -103,15 +102,31 @@ fn any_nan_equals_any_nan_but_not_a_number() {
 #[test]
 fn infinities_equal_only_with_the_same_sign() {
     let t = Tolerance::default();
-    assert!(within(&f(F32, &[f64::INFINITY]), &f(F32, &[f64::INFINITY]), &t));
-    assert!(!within(&f(F32, &[f64::INFINITY]), &f(F32, &[f64::NEG_INFINITY]), &t));
-    assert!(!within(&f(F32, &[f64::INFINITY]), &f(F32, &[f32::MAX as f64]), &t));
+    assert!(within(
+        &f(F32, &[f64::INFINITY]),
+        &f(F32, &[f64::INFINITY]),
+        &t
+    ));
+    assert!(!within(
+        &f(F32, &[f64::INFINITY]),
+        &f(F32, &[f64::NEG_INFINITY]),
+        &t
+    ));
+    assert!(!within(
+        &f(F32, &[f64::INFINITY]),
+        &f(F32, &[f32::MAX as f64]),
+        &t
+    ));
     // An approximate transcendental may overflow at the edge of the range.
     let h = with_hint(ToleranceHint {
         approximate_transcendentals: true,
         ..Default::default()
     });
-    assert!(within(&f(F32, &[f64::INFINITY]), &f(F32, &[f32::MAX as f64]), &h));
+    assert!(within(
+        &f(F32, &[f64::INFINITY]),
+        &f(F32, &[f32::MAX as f64]),
+        &h
+    ));
     assert!(!within(&f(F32, &[f64::INFINITY]), &f(F32, &[1e30]), &h));
     // Signed zeros are within the tolerance (and differ: the set decides).
     assert!(within(&f(F32, &[0.0]), &f(F32, &[-0.0]), &t));
@@ -134,7 +149,11 @@ fn f32_relative_bound_and_report() {
 #[test]
 fn f64_is_tight() {
     let t = Tolerance::default();
-    assert!(within(&f(F64, &[1.0]), &f(F64, &[1.0 + 4.0 * f64::EPSILON]), &t));
+    assert!(within(
+        &f(F64, &[1.0]),
+        &f(F64, &[1.0 + 4.0 * f64::EPSILON]),
+        &t
+    ));
     assert!(!within(&f(F64, &[1.0]), &f(F64, &[1.0 + 1e-9]), &t));
 }
 
@@ -179,7 +198,11 @@ fn narrow_types_get_looser_bounds_and_excess_precision() {
     assert!(within(&f(F32, &[1.0]), &f(F32, &[1.00390625]), &ex));
     // f16: 1 ulp = 2^-10.
     assert!(within(&f(F16, &[1.0]), &f(F16, &[1.0 + 1.0 / 1024.0]), &t));
-    assert!(!within(&f(F16, &[1.0]), &f(F16, &[1.0 + 16.0 / 1024.0]), &t));
+    assert!(!within(
+        &f(F16, &[1.0]),
+        &f(F16, &[1.0 + 16.0 / 1024.0]),
+        &t
+    ));
     // f8e4m3fn: 1 ulp ok, 3 ulps not.
     assert!(within(&f(F8E4M3FN, &[1.0]), &f(F8E4M3FN, &[1.125]), &t));
     assert!(!within(&f(F8E4M3FN, &[1.0]), &f(F8E4M3FN, &[1.375]), &t));
@@ -334,7 +357,11 @@ fn a_narrow_overflow_avoided_is_left_to_the_set() {
         narrow_type: Some(F8E4M3FN),
         ..Default::default()
     });
-    assert!(!within(&f(F8E4M3FN, &[f64::NAN]), &f(F8E4M3FN, &[400.0]), &ex));
+    assert!(!within(
+        &f(F8E4M3FN, &[f64::NAN]),
+        &f(F8E4M3FN, &[400.0]),
+        &ex
+    ));
     let exb = with_hint(ToleranceHint {
         excess_precision_possible: true,
         narrow_type: Some(Bf16),

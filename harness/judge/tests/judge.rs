@@ -114,7 +114,10 @@ fn the_set_decides_and_the_explanation_only_explains() {
     );
     assert!(!plain.kind.is_finding(), "{plain:?}");
     assert!(plain.explained.is_none(), "{plain:?}");
-    assert!(plain.proof.as_ref().is_some_and(|p| !p.proves()), "{plain:?}");
+    assert!(
+        plain.proof.as_ref().is_some_and(|p| !p.proves()),
+        "{plain:?}"
+    );
     let explained = judged(
         C64_PRODUCT,
         &inputs,
@@ -1350,7 +1353,10 @@ fn an_f8_iota_past_its_largest_value_may_keep_the_wider_value() {
 fn refusing_an_unimplemented_dot_algorithm_is_allowed_and_other_refusals_are_not() {
     let with = "HloModule d\n\nENTRY main {\n  a = f32[2] parameter(0)\n  b = f32[2] parameter(1)\n  ROOT d = f32[] dot(a, b), lhs_contracting_dims={0}, rhs_contracting_dims={0}, algorithm=dot_bf16_bf16_f32_x6\n}\n";
     let without = with.replace(", algorithm=dot_bf16_bf16_f32_x6", "");
-    let inputs = [f32_array(vec![2], &[1.0, 2.0]), f32_array(vec![2], &[3.0, 4.0])];
+    let inputs = [
+        f32_array(vec![2], &[1.0, 2.0]),
+        f32_array(vec![2], &[3.0, 4.0]),
+    ];
     let refused = || Outcome::Rejected {
         stage: engine::backend::Stage::Compile,
         message: "INVALID_ARGUMENT: Algorithm not supported by the ElementalIrEmitter: \
@@ -1413,11 +1419,19 @@ fn an_overflowing_narrow_iota_is_undefined_past_its_range_only() {
         .unwrap()
     };
     let unwrapped: Vec<i64> = (0..20).collect();
-    let v = judge_outcome(&iota(20), &[], int_result(PrimitiveType::U8, vec![20], &unwrapped));
+    let v = judge_outcome(
+        &iota(20),
+        &[],
+        int_result(PrimitiveType::U8, vec![20], &unwrapped),
+    );
     assert_eq!(v.kind, VerdictKind::Match, "{v:?}");
     let mut wrong: Vec<i64> = (0..20).collect();
     wrong[3] = 4;
-    let v = judge_outcome(&iota(20), &[], int_result(PrimitiveType::U8, vec![20], &wrong));
+    let v = judge_outcome(
+        &iota(20),
+        &[],
+        int_result(PrimitiveType::U8, vec![20], &wrong),
+    );
     assert_eq!(v.kind, VerdictKind::Mismatch, "{v:?}");
 }
 
@@ -1468,7 +1482,9 @@ fn a_correctly_rounded_add_one_ulp_off_is_a_mismatch() {
 fn bf16_scalar(v: f32) -> Literal {
     // Round to nearest even into bf16's 16 bits.
     let x = v.to_bits();
-    let b = (((x + 0x7fff + ((x >> 16) & 1)) >> 16) as u16).to_le_bytes().to_vec();
+    let b = (((x + 0x7fff + ((x >> 16) & 1)) >> 16) as u16)
+        .to_le_bytes()
+        .to_vec();
     bytes_array(PrimitiveType::Bf16, vec![], b)
 }
 
@@ -1543,10 +1559,18 @@ fn a_complex_cos_may_overflow_where_its_hyperbolic_factor_does_and_nowhere_else(
     )
     .unwrap();
     let big = [c64_scalar(0.5, 89.2)];
-    let v = judge_outcome(&m, &big, xla_result(c64_scalar(f32::INFINITY, f32::NEG_INFINITY)));
+    let v = judge_outcome(
+        &m,
+        &big,
+        xla_result(c64_scalar(f32::INFINITY, f32::NEG_INFINITY)),
+    );
     assert_eq!(v.kind, VerdictKind::Match, "{v:?}");
     let small = [c64_scalar(0.5, 10.0)];
-    let v = judge_outcome(&m, &small, xla_result(c64_scalar(f32::INFINITY, f32::NEG_INFINITY)));
+    let v = judge_outcome(
+        &m,
+        &small,
+        xla_result(c64_scalar(f32::INFINITY, f32::NEG_INFINITY)),
+    );
     assert_eq!(v.kind, VerdictKind::Mismatch, "{v:?}");
 }
 

@@ -216,7 +216,12 @@ pub fn subjects(cfg: &RecallConfig) -> Result<Vec<Subject>, String> {
         if hlo::verify::verify_module(&module).is_err() {
             continue;
         }
-        let Ok(inputs) = generators::try_generate_inputs_from_seed(&module, 7, &plain, interp::DEFAULT_MAX_BYTES) else {
+        let Ok(inputs) = generators::try_generate_inputs_from_seed(
+            &module,
+            7,
+            &plain,
+            interp::DEFAULT_MAX_BYTES,
+        ) else {
             continue;
         };
         out.push(Subject {
@@ -283,8 +288,16 @@ pub fn measure(cfg: &RecallConfig, subjects: &[Subject], xla: &dyn Backend) -> R
                 let started = std::time::Instant::now();
                 let v = judge(&s.module, &s.inputs, &expected, perturbed, &tol);
                 let ms = started.elapsed().as_secs_f64() * 1e3;
-                let e = expected.outputs.iter().flat_map(|l| l.leaves()).nth(site.output)?;
-                let p = perturbed.outputs.iter().flat_map(|l| l.leaves()).nth(site.output)?;
+                let e = expected
+                    .outputs
+                    .iter()
+                    .flat_map(|l| l.leaves())
+                    .nth(site.output)?;
+                let p = perturbed
+                    .outputs
+                    .iter()
+                    .flat_map(|l| l.leaves())
+                    .nth(site.output)?;
                 Some((
                     FaultRecord {
                         module: s.name.clone(),
@@ -341,7 +354,6 @@ fn keep(cfg: &RecallConfig, n: usize, text: &str, inputs: &[Literal]) {
     }
 }
 
-
 /// The campaign's verdict on `actual` as XLA's result.
 fn judge(
     module: &Module,
@@ -377,16 +389,19 @@ fn tool_flags(e: &ArrayLiteral, p: &ArrayLiteral, abs: f64, rel: f64) -> bool {
         if !(e.ty.is_float() || e.ty.is_complex()) {
             return e.get(i) != p.get(i);
         }
-        parts(e.get(i)).into_iter().zip(parts(p.get(i))).any(|(x, y)| {
-            if x.is_nan() || y.is_nan() {
-                return x.is_nan() != y.is_nan();
-            }
-            if x == y {
-                return false;
-            }
-            let d = (x - y).abs();
-            d > abs && d > rel * x.abs()
-        })
+        parts(e.get(i))
+            .into_iter()
+            .zip(parts(p.get(i)))
+            .any(|(x, y)| {
+                if x.is_nan() || y.is_nan() {
+                    return x.is_nan() != y.is_nan();
+                }
+                if x == y {
+                    return false;
+                }
+                let d = (x - y).abs();
+                d > abs && d > rel * x.abs()
+            })
     })
 }
 
@@ -519,7 +534,11 @@ fn resolution(
     tol: &Tolerance,
     site: &Site,
 ) -> Resolution {
-    let leaf = actual.outputs.iter().flat_map(|l| l.leaves()).nth(site.output);
+    let leaf = actual
+        .outputs
+        .iter()
+        .flat_map(|l| l.leaves())
+        .nth(site.output);
     let found = |k: u64| {
         with_leaf(actual, site.output, |l| move_ulps(l, site.flat, k))
             .map(|r| judge(&s.module, &s.inputs, expected, &r, tol).kind == VerdictKind::Mismatch)
@@ -542,7 +561,11 @@ fn resolution(
     let relative = best.and_then(|k| {
         let l = leaf?;
         let moved = with_leaf(actual, site.output, |m| move_ulps(m, site.flat, k))?;
-        let m = moved.outputs.iter().flat_map(|x| x.leaves()).nth(site.output)?;
+        let m = moved
+            .outputs
+            .iter()
+            .flat_map(|x| x.leaves())
+            .nth(site.output)?;
         let (x, y) = (l.get(site.flat).to_f64(), m.get(site.flat).to_f64());
         Some(((y - x) / x.abs().max(f64::MIN_POSITIVE)).abs())
     });
@@ -562,12 +585,8 @@ fn with_leaf(
     leaf: usize,
     f: impl FnOnce(&mut ArrayLiteral) -> bool,
 ) -> Option<RunResult> {
-    let mut leaves: Vec<ArrayLiteral> = r
-        .outputs
-        .iter()
-        .flat_map(|l| l.leaves())
-        .cloned()
-        .collect();
+    let mut leaves: Vec<ArrayLiteral> =
+        r.outputs.iter().flat_map(|l| l.leaves()).cloned().collect();
     let l = leaves.get_mut(leaf)?;
     if !f(l) {
         return None;
@@ -830,9 +849,11 @@ pub fn unique_cone(module: &Module, id: InstrId) -> bool {
     let mut check = |comp: &hlo::Computation, i: &hlo::Instruction| {
         // A tuple-shaped op (a custom call, a while loop) is judged by its leaves' types.
         let leaves = i.shape.leaves();
-        if leaves.iter().skip(1).any(|a| {
-            !hlo::semantics::row_for(i.opcode, a.ty).is_some_and(|r| r.rule.is_unique())
-        }) {
+        if leaves
+            .iter()
+            .skip(1)
+            .any(|a| !hlo::semantics::row_for(i.opcode, a.ty).is_some_and(|r| r.rule.is_unique()))
+        {
             ok = false;
         }
         let Some(ty) = leaves.first().map(|a| a.ty) else {
@@ -884,7 +905,23 @@ pub fn unique_cone(module: &Module, id: InstrId) -> bool {
                 }
             }
         }
-        if !float && matches!(i.opcode, Opcode::Add | Opcode::Subtract | Opcode::Multiply | Opcode::Divide | Opcode::Remainder | Opcode::Power | Opcode::Negate | Opcode::Abs | Opcode::ShiftLeft | Opcode::ShiftRightArithmetic | Opcode::ShiftRightLogical | Opcode::Iota) {
+        if !float
+            && matches!(
+                i.opcode,
+                Opcode::Add
+                    | Opcode::Subtract
+                    | Opcode::Multiply
+                    | Opcode::Divide
+                    | Opcode::Remainder
+                    | Opcode::Power
+                    | Opcode::Negate
+                    | Opcode::Abs
+                    | Opcode::ShiftLeft
+                    | Opcode::ShiftRightArithmetic
+                    | Opcode::ShiftRightLogical
+                    | Opcode::Iota
+            )
+        {
             // Integer overflow and division by zero are implementation-defined: not every
             // element has one value.
             ok = false;
@@ -927,7 +964,8 @@ fn dropped_updates(
     let mut out = Vec::new();
     for (leaf, p) in producers.iter().enumerate() {
         let Some(mut id) = *p else { continue };
-        while moves_only(comp.instructions[id].opcode) && !comp.instructions[id].operands.is_empty() {
+        while moves_only(comp.instructions[id].opcode) && !comp.instructions[id].operands.is_empty()
+        {
             id = comp.instructions[id].operands[0];
         }
         let s = &comp.instructions[id];
@@ -935,7 +973,10 @@ fn dropped_updates(
             continue;
         }
         let idx = &comp.instructions[s.operands[1]];
-        let Some(pn) = idx.parameter_number.filter(|_| idx.opcode == Opcode::Parameter) else {
+        let Some(pn) = idx
+            .parameter_number
+            .filter(|_| idx.opcode == Opcode::Parameter)
+        else {
             continue;
         };
         let Some(Literal::Array(ind)) = inputs.get(pn as usize) else {
@@ -1112,7 +1153,9 @@ impl RecallReport {
         );
         s.push_str(".\n\n");
         if !self.baseline.findings.is_empty() {
-            s.push_str("Unperturbed results that are findings (each a bug or a judge too strict):\n\n");
+            s.push_str(
+                "Unperturbed results that are findings (each a bug or a judge too strict):\n\n",
+            );
             for (m, v) in &self.baseline.findings {
                 s.push_str(&format!("- `{m}`: {v}\n"));
             }
@@ -1120,14 +1163,24 @@ impl RecallReport {
         }
         let (one, sem) = self.goals();
         let mut sem_unique = Share::default();
-        for r in self.faults.iter().filter(|r| r.fault.is_semantic() && r.unique) {
+        for r in self
+            .faults
+            .iter()
+            .filter(|r| r.fault.is_semantic() && r.unique)
+        {
             sem_unique.add(r);
         }
         s.push_str("## Goals\n\n| goal | found | of | share | run_hlo_module | hlo_isolation |\n|---|---:|---:|---:|---:|---:|\n");
         for (name, g) in [
-            ("1-ulp faults in elements with one correct value (goal 99%)", &one),
+            (
+                "1-ulp faults in elements with one correct value (goal 99%)",
+                &one,
+            ),
             ("semantic faults (goal 99%)", &sem),
-            ("semantic faults in elements with one correct value", &sem_unique),
+            (
+                "semantic faults in elements with one correct value",
+                &sem_unique,
+            ),
         ] {
             s.push_str(&format!(
                 "| {name} | {} | {} | {} | {} | {} |\n",

@@ -112,7 +112,10 @@ pub fn categories_of_modules(text: &str) -> Result<Option<BTreeSet<String>>, Str
 /// The categories of XLA's optimized text, none when it cannot be read (the fuzzer's feedback:
 /// an unreadable module reaches nothing it can count).
 pub fn categories_of_text(text: &str) -> BTreeSet<String> {
-    categories_of_modules(text).ok().flatten().unwrap_or_default()
+    categories_of_modules(text)
+        .ok()
+        .flatten()
+        .unwrap_or_default()
 }
 
 /// The categories one optimized module reaches (see the module documentation).

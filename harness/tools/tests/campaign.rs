@@ -623,7 +623,10 @@ fn a_module_the_deadline_cuts_is_neither_counted_nor_stored() {
     assert!(tested.cut, "{:?}", tested.reports);
     assert!(store.findings().unwrap().is_empty());
     // The same tester without a deadline finds both.
-    let fast = Tester { deadline: None, ..fast };
+    let fast = Tester {
+        deadline: None,
+        ..fast
+    };
     let tested = fast.test_programs_timed(0, &[program("maximum"), program("minimum")]);
     assert!(!tested.cut);
     assert_eq!(store.findings().unwrap().len(), 2);
@@ -678,5 +681,8 @@ fn a_hang_is_confirmed_under_the_calibrated_limits() {
     assert_eq!(findings.len(), 1, "{findings:?}");
     let limits = tools::campaign::stage_limits_of(&findings[0].1.meta).expect("stored limits");
     assert!(limits.execute < ceiling.execute, "{limits:?}");
-    assert_eq!(limits.execute, tools::campaign::calibrate::floor_timeouts().execute);
+    assert_eq!(
+        limits.execute,
+        tools::campaign::calibrate::floor_timeouts().execute
+    );
 }

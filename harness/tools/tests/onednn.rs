@@ -149,7 +149,11 @@ fn assert_differs_by_less_than_an_ulp_of_one(
             })
             .verdict
     };
-    assert!(judge(got.clone()).is_bug(), "{}: no longer differs", module.name);
+    assert!(
+        judge(got.clone()).is_bug(),
+        "{}: no longer differs",
+        module.name
+    );
     let mut replaced = 0;
     for (lo, lx) in o.outputs.iter().zip(x.outputs.iter_mut()) {
         let (hlo::Literal::Array(a), hlo::Literal::Array(b)) = (lo, lx) else {

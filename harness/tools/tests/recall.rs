@@ -42,7 +42,12 @@ fn faults_in_an_exactly_rounded_add_are_all_proven_and_a_sum_is_not_unique() {
     };
     let report = measure(&cfg, &subjects, &xla);
     assert_eq!(report.modules, 2, "{report:?}");
-    assert_eq!(report.baseline.verdicts.get("match"), Some(&2), "{:?}", report.baseline);
+    assert_eq!(
+        report.baseline.verdicts.get("match"),
+        Some(&2),
+        "{:?}",
+        report.baseline
+    );
     let add_faults: Vec<_> = report.faults.iter().filter(|f| f.module == "add").collect();
     assert!(
         add_faults.iter().any(|f| f.fault == Fault::Ulps(1)),

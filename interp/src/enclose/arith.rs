@@ -828,7 +828,10 @@ mod tests {
         // twice (excess precision).
         let b = format(T::Bf16).unwrap();
         let s = divide(b, p(1.0), p(3.0), NONE);
-        assert!(!s.is_point() && s.lo < 1.0 / 3.0 && 1.0 / 3.0 < s.hi, "{s:?}");
+        assert!(
+            !s.is_point() && s.lo < 1.0 / 3.0 && 1.0 / 3.0 < s.hi,
+            "{s:?}"
+        );
         assert_eq!(b.next(s.lo), s.hi);
     }
 

@@ -1072,7 +1072,8 @@ impl<'m> Ctx<'m> {
                 + fmt.min_normal;
             r_batch.push(r);
         }
-        let around = |c: f64, r: f64| round_set(fmt, FSet::range(c - r, c + r)).because(Why::ERROR_BOUND);
+        let around =
+            |c: f64, r: f64| round_set(fmt, FSet::range(c - r, c + r)).because(Why::ERROR_BOUND);
         let elems = match values {
             crate::fft::Unrounded::Complex(v) => Elems::C(
                 v.iter()
@@ -1125,7 +1126,11 @@ impl<'m> Ctx<'m> {
                 return Ok(None);
             };
             let wide = if x.ty.is_complex() {
-                Array::new(PrimitiveType::C128, x.dims.clone(), Buffer::C128(mid.clone()))
+                Array::new(
+                    PrimitiveType::C128,
+                    x.dims.clone(),
+                    Buffer::C128(mid.clone()),
+                )
             } else {
                 Array::new(
                     PrimitiveType::F64,
@@ -1164,7 +1169,10 @@ impl<'m> Ctx<'m> {
         };
         let lower = lapack_lower.unwrap_or_else(|| attrs::flag(i, "lower", false));
         let factor = match &v {
-            Value::Tuple(t) => t.first().and_then(|f| crate::eval::arr(f).ok()).map(|a| (**a).clone()),
+            Value::Tuple(t) => t
+                .first()
+                .and_then(|f| crate::eval::arr(f).ok())
+                .map(|a| (**a).clone()),
             _ => crate::eval::arr(&v).ok().map(|a| (**a).clone()),
         }
         .ok_or_else(|| invalid("cholesky without a factor"))?;
@@ -1217,7 +1225,10 @@ impl<'m> Ctx<'m> {
         }
         // potrf's info: 0 for a definite matrix, else implementation-defined.
         let info_ty = match &i.shape {
-            Shape::Tuple(t) => t.get(1).and_then(|s| s.as_array()).map_or(PrimitiveType::S32, |a| a.ty),
+            Shape::Tuple(t) => t
+                .get(1)
+                .and_then(|s| s.as_array())
+                .map_or(PrimitiveType::S32, |a| a.ty),
             _ => PrimitiveType::S32,
         };
         let (lo, hi) = int_range(info_ty);
@@ -1260,7 +1271,10 @@ impl<'m> Ctx<'m> {
             left: attrs::flag(i, "left_side", false),
             lower: attrs::flag(i, "lower", false),
             unit: attrs::flag(i, "unit_diagonal", false),
-            trans: !matches!(attrs::word(i, "transpose_a").as_deref(), None | Some("NO_TRANSPOSE")),
+            trans: !matches!(
+                attrs::word(i, "transpose_a").as_deref(),
+                None | Some("NO_TRANSPOSE")
+            ),
         });
         let x = crate::eval::arr(&v)?.clone();
         let xs = crate::elementwise::to_c64s(&x.buf);
@@ -1416,13 +1430,17 @@ impl<'m> Ctx<'m> {
                 Elems::F(
                     (0..n)
                         .map(|e| {
-                            let b = if per == 0 { 0 } else { (e / per).min(batches.saturating_sub(1)) };
+                            let b = if per == 0 {
+                                0
+                            } else {
+                                (e / per).min(batches.saturating_sub(1))
+                            };
                             let (r, c) = ((e % per.max(1)) / cols.max(1), e % cols.max(1));
                             match (routine, p) {
                                 ("getrf", 0) if c < r => range(widen),
-                                ("getrf", 0) => range(
-                                    2f64.powi((k as i32 - 1).min(1000)) * max_abs[b] * widen,
-                                ),
+                                ("getrf", 0) => {
+                                    range(2f64.powi((k as i32 - 1).min(1000)) * max_abs[b] * widen)
+                                }
                                 ("geqrf", 0) if c < r => range(widen),
                                 ("geqrf", 0) => range(col_norms[b * cols + c] * widen),
                                 ("geqrf", 1) => round_set(pfmt, FSet::range(0.0, 2.0 * widen))
@@ -1952,7 +1970,10 @@ impl<'m> Ctx<'m> {
                 // implementation-defined value (the semantics table's convert row).
                 let (lo, hi) = int_range(ty);
                 let out_of_range = |s: &FSet| {
-                    s.nan || s.pinf || s.ninf || s.meets(-f64::MAX, lo as f64 - 1.0)
+                    s.nan
+                        || s.pinf
+                        || s.ninf
+                        || s.meets(-f64::MAX, lo as f64 - 1.0)
                         || s.meets(hi as f64 + 1.0, f64::MAX)
                 };
                 let undefined = hlo::semantics::implementation_defined(
@@ -2220,8 +2241,14 @@ impl<'m> Ctx<'m> {
         };
         let exact = |a: &SetArray| a.to_exact();
         let (Some(ins), Some(ini)) = (
-            inputs.iter().map(|a| exact(a)).collect::<Option<Vec<Array>>>(),
-            inits.iter().map(|a| exact(a)).collect::<Option<Vec<Array>>>(),
+            inputs
+                .iter()
+                .map(|a| exact(a))
+                .collect::<Option<Vec<Array>>>(),
+            inits
+                .iter()
+                .map(|a| exact(a))
+                .collect::<Option<Vec<Array>>>(),
         ) else {
             return Ok(None);
         };
@@ -2238,7 +2265,9 @@ impl<'m> Ctx<'m> {
         }
         let (Some(keys), Some(init)) = (
             ins.iter().map(svs_of).collect::<Option<Vec<_>>>(),
-            ini.iter().map(|a| sv_of(a.ty, a, 0)).collect::<Option<Vec<_>>>(),
+            ini.iter()
+                .map(|a| sv_of(a.ty, a, 0))
+                .collect::<Option<Vec<_>>>(),
         ) else {
             return Ok(None);
         };
@@ -3794,11 +3823,13 @@ impl IntTerms {
         };
         if ty.is_signed_integer() {
             let past = self.up.is_none_or(|u| u > thi) || self.down.is_none_or(|d| d < tlo);
-            if past && hlo::semantics::implementation_defined(
-                Opcode::Dot,
-                ty,
-                hlo::semantics::Condition::IntegerOverflow,
-            ) {
+            if past
+                && hlo::semantics::implementation_defined(
+                    Opcode::Dot,
+                    ty,
+                    hlo::semantics::Condition::IntegerOverflow,
+                )
+            {
                 return ISet::undefined(ty, why);
             }
         }
@@ -3840,7 +3871,8 @@ impl crate::dot::Accumulate<ISet> for IntTerms {
         } else {
             (None, None)
         };
-        let add = |acc: Option<i128>, x: Option<i128>| acc.zip(x).and_then(|(u, v)| u.checked_add(v));
+        let add =
+            |acc: Option<i128>, x: Option<i128>| acc.zip(x).and_then(|(u, v)| u.checked_add(v));
         self.lo = add(self.lo, plo);
         self.hi = add(self.hi, phi);
         self.up = add(self.up, phi.map(|h| h.max(0)));
@@ -4193,8 +4225,14 @@ fn topk_sets(i: &Instruction, x: &SetArray) -> Result<SetValue> {
         }
         let line: Vec<(i128, i128)> = line.iter().flatten().copied().collect();
         // In "largest first" order: keys flipped for the smallest.
-        let mut lows: Vec<i128> = line.iter().map(|&(lo, hi)| flip(lo).min(flip(hi))).collect();
-        let mut highs: Vec<i128> = line.iter().map(|&(lo, hi)| flip(lo).max(flip(hi))).collect();
+        let mut lows: Vec<i128> = line
+            .iter()
+            .map(|&(lo, hi)| flip(lo).min(flip(hi)))
+            .collect();
+        let mut highs: Vec<i128> = line
+            .iter()
+            .map(|&(lo, hi)| flip(lo).max(flip(hi)))
+            .collect();
         lows.sort_unstable_by(|a, b| b.cmp(a));
         highs.sort_unstable_by(|a, b| b.cmp(a));
         for j in 0..k {
@@ -4214,7 +4252,11 @@ fn topk_sets(i: &Instruction, x: &SetArray) -> Result<SetValue> {
                 cands.last().copied().unwrap_or(n.saturating_sub(1)),
             );
             let s = ISet::range(first as i128, last as i128);
-            idx.push(if first == last { s } else { s.because(Why::BRANCH) });
+            idx.push(if first == last {
+                s
+            } else {
+                s.because(Why::BRANCH)
+            });
         }
     }
     let unkey = |v: i128| -> f64 {
@@ -4227,7 +4269,10 @@ fn topk_sets(i: &Instruction, x: &SetArray) -> Result<SetValue> {
                 .map(|v| match v {
                     None => FSet::top(Why::UNDEFINED),
                     Some((lo, hi)) => {
-                        let (a, b) = (unkey(if largest { *lo } else { -*hi }), unkey(if largest { *hi } else { -*lo }));
+                        let (a, b) = (
+                            unkey(if largest { *lo } else { -*hi }),
+                            unkey(if largest { *hi } else { -*lo }),
+                        );
                         let s = FSet::range(tmin(a, b), tmax(a, b));
                         if lo == hi {
                             s
@@ -4336,9 +4381,8 @@ fn int_condition(
     let outside = |lo: i128, hi: i128| lo < tlo || hi > thi;
     let a = *sets.first()?;
     let b = sets.get(1).copied();
-    let overflow = |c: [Option<i128>; 4]| -> bool {
-        c.iter().any(|x| x.is_none_or(|v| v < tlo || v > thi))
-    };
+    let overflow =
+        |c: [Option<i128>; 4]| -> bool { c.iter().any(|x| x.is_none_or(|v| v < tlo || v > thi)) };
     match (op, b) {
         (O::Add | O::Subtract | O::Multiply, _) if !signed => None,
         (O::Add, Some(b)) => overflow([
@@ -4398,7 +4442,8 @@ fn int_range_rule(op: Opcode, ty: PrimitiveType, a: ISet, b: ISet) -> Option<ISe
     let (tlo, thi) = int_range(ty);
     // Unsigned arithmetic is modular: a result past the type wraps, exactly for known
     // operands, to any value of the type otherwise (the operands' uncertainty, not a gap).
-    let modular = ty.is_unsigned_integer() && matches!(op, Opcode::Add | Opcode::Subtract | Opcode::Multiply);
+    let modular =
+        ty.is_unsigned_integer() && matches!(op, Opcode::Add | Opcode::Subtract | Opcode::Multiply);
     let fits = |lo: i128, hi: i128| {
         if lo >= tlo && hi <= thi {
             Some(ISet::range(lo, hi))
@@ -4788,7 +4833,10 @@ fn complex_point_fn(
 /// implementation-defined (`Condition::SubnormalOperand`).
 fn subnormal_operand(fmt: &Format, op: Opcode, ty: PrimitiveType, sets: &[FSet]) -> bool {
     // Complex arithmetic shares the approximated complex row but approximates no function.
-    if matches!(op, Opcode::Multiply | Opcode::Divide | Opcode::Abs | Opcode::Sign) {
+    if matches!(
+        op,
+        Opcode::Multiply | Opcode::Divide | Opcode::Abs | Opcode::Sign
+    ) {
         return false;
     }
     let tiny = fmt.smallest_positive();
@@ -5116,7 +5164,11 @@ fn complex_point_binary(fmt: &Format, op: Opcode, a: &CSet, b: &CSet, ulps: Opti
         // the angle is about -250 and a part is off by 1.1e-13 relative), so the hull is taken
         // over operands up to 4 ulps away.
         let step = |x: f64, d: i32| {
-            let y = if x == 0.0 || !x.is_finite() { x } else { fmt.step(x, d) };
+            let y = if x == 0.0 || !x.is_finite() {
+                x
+            } else {
+                fmt.step(x, d)
+            };
             if y == 0.0 || y.is_sign_negative() != x.is_sign_negative() {
                 x
             } else {

@@ -281,7 +281,13 @@ pub(crate) struct Layout {
 /// kappa(A) ||dA||_F / ||A|| * ||L||`, taken with a factor of 4), with the operand's radii
 /// `a_rad` as a further `dA`. `None` when the matrix may not be positive definite within those
 /// bounds (the texts leave that implementation-defined).
-pub(crate) fn cholesky_radius(l: &[C], a_rad: &[f64], k: usize, lower: bool, u: f64) -> Option<f64> {
+pub(crate) fn cholesky_radius(
+    l: &[C],
+    a_rad: &[f64],
+    k: usize,
+    lower: bool,
+    u: f64,
+) -> Option<f64> {
     let lm = Mat {
         n: k,
         v: l.to_vec(),
@@ -311,7 +317,12 @@ mod tests {
     fn a_triangular_inverse_inverts() {
         let m = Mat {
             n: 2,
-            v: vec![C::new(2.0, 0.0), C::new(0.0, 0.0), C::new(1.0, 0.0), C::new(4.0, 0.0)],
+            v: vec![
+                C::new(2.0, 0.0),
+                C::new(0.0, 0.0),
+                C::new(1.0, 0.0),
+                C::new(4.0, 0.0),
+            ],
         };
         let inv = m.tri_inverse(true).unwrap();
         assert_eq!(inv.at(0, 0), C::new(0.5, 0.0));
@@ -328,8 +339,18 @@ mod tests {
     /// arithmetic (u = 0).
     #[test]
     fn cholesky_radius_grows_with_the_condition() {
-        let well = [C::new(1.0, 0.0), C::new(0.0, 0.0), C::new(0.0, 0.0), C::new(1.0, 0.0)];
-        let ill = [C::new(1.0, 0.0), C::new(0.0, 0.0), C::new(0.0, 0.0), C::new(0.1, 0.0)];
+        let well = [
+            C::new(1.0, 0.0),
+            C::new(0.0, 0.0),
+            C::new(0.0, 0.0),
+            C::new(1.0, 0.0),
+        ];
+        let ill = [
+            C::new(1.0, 0.0),
+            C::new(0.0, 0.0),
+            C::new(0.0, 0.0),
+            C::new(0.1, 0.0),
+        ];
         let u = f32::EPSILON as f64 / 2.0;
         let a = cholesky_radius(&well, &[0.0; 4], 2, true, u).unwrap();
         let b = cholesky_radius(&ill, &[0.0; 4], 2, true, u).unwrap();
@@ -337,7 +358,12 @@ mod tests {
         assert_eq!(cholesky_radius(&well, &[0.0; 4], 2, true, 0.0), Some(0.0));
         // Within the operand's uncertainty a nearly singular matrix may not be definite.
         assert!(cholesky_radius(&ill, &[1e-3; 4], 2, true, u).is_none());
-        let singular = [C::new(1.0, 0.0), C::new(0.0, 0.0), C::new(0.0, 0.0), C::new(1e-4, 0.0)];
+        let singular = [
+            C::new(1.0, 0.0),
+            C::new(0.0, 0.0),
+            C::new(0.0, 0.0),
+            C::new(1e-4, 0.0),
+        ];
         assert!(cholesky_radius(&singular, &[0.0; 4], 2, true, u).is_none());
     }
 }

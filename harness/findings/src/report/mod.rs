@@ -371,7 +371,10 @@ mod tests {
         d.unbucketed = vec!["a".into(), "b".into()];
         let text = summary_text(&d);
         let first = text.lines().next().unwrap();
-        assert!(first.contains("2 findings are not minimized yet"), "{first}");
+        assert!(
+            first.contains("2 findings are not minimized yet"),
+            "{first}"
+        );
         assert!(first.contains("exits 1"), "{first}");
         assert!(
             first.contains("hlo-diff fuzz --out runs/quick --finish"),

@@ -547,7 +547,10 @@ mod tests {
             time_left(&cfg(Some(10), None), t0, t0 + Duration::from_secs(4)),
             Some(Duration::from_secs(6))
         );
-        assert_eq!(time_left(&cfg(Some(10), None), t0, t0 + Duration::from_secs(9)), None);
+        assert_eq!(
+            time_left(&cfg(Some(10), None), t0, t0 + Duration::from_secs(9)),
+            None
+        );
         // 10 s left before the deadline: 7 s of loop, 3 s for the final runs and the bisection.
         assert_eq!(
             time_left(&cfg(None, Some(20)), t0, t0 + Duration::from_secs(10)),
@@ -558,7 +561,10 @@ mod tests {
             time_left(&cfg(None, Some(20)), t0, t0 + Duration::from_millis(18_500)),
             None
         );
-        assert_eq!(time_left(&cfg(None, Some(20)), t0, t0 + Duration::from_secs(30)), None);
+        assert_eq!(
+            time_left(&cfg(None, Some(20)), t0, t0 + Duration::from_secs(30)),
+            None
+        );
     }
 
     #[test]
@@ -567,6 +573,9 @@ mod tests {
         let t = stage_limits_of(&meta).unwrap();
         assert_eq!(t.compile, Duration::from_millis(7500));
         assert_eq!(t.execute, Duration::from_secs(2));
-        assert_eq!(stage_limits_of(&serde_json::json!({"campaign_seed": 1})), None);
+        assert_eq!(
+            stage_limits_of(&serde_json::json!({"campaign_seed": 1})),
+            None
+        );
     }
 }

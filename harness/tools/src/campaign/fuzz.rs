@@ -43,7 +43,10 @@ struct FuzzGlobals {
 enum Known {
     /// A finding of the store, by directory name, minimized into a bucket claimed by the
     /// registry entry (when one does).
-    Store { finding: String, entry: Option<String> },
+    Store {
+        finding: String,
+        entry: Option<String>,
+    },
     /// A NEW bucket of this run (the run went on: the target stopped on it, or does not stop).
     New { finding: String },
 }
@@ -197,29 +200,28 @@ pub fn fuzz_one_with_feedback(data: &[u8]) -> Fuzzed {
         .unwrap_or_default()
         .into_iter()
         .collect();
-    let finding = reports
-        .into_iter()
-        .find(|r| r.verdict.is_bug())
-        .map(|r| {
-            let known = r.recorded.as_ref().and_then(|rec| who_knows(g, rec));
-            let counter = match known {
-                Some(_) => &g.known_findings,
-                None => &g.new_findings,
-            };
-            counter.fetch_add(1, Ordering::SeqCst);
-            eprintln!(
-                "hlo_diff: {} finding ({}): {} known, {} new so far",
-                if known.is_some() { "known" } else { "NEW" },
-                known.as_deref().unwrap_or("no registry entry or stored finding knows it"),
-                g.known_findings.load(Ordering::SeqCst),
-                g.new_findings.load(Ordering::SeqCst)
-            );
-            Finding {
-                dir: r.recorded.map(|r| r.dir().to_path_buf()),
-                verdict: r.verdict,
-                known,
-            }
-        });
+    let finding = reports.into_iter().find(|r| r.verdict.is_bug()).map(|r| {
+        let known = r.recorded.as_ref().and_then(|rec| who_knows(g, rec));
+        let counter = match known {
+            Some(_) => &g.known_findings,
+            None => &g.new_findings,
+        };
+        counter.fetch_add(1, Ordering::SeqCst);
+        eprintln!(
+            "hlo_diff: {} finding ({}): {} known, {} new so far",
+            if known.is_some() { "known" } else { "NEW" },
+            known
+                .as_deref()
+                .unwrap_or("no registry entry or stored finding knows it"),
+            g.known_findings.load(Ordering::SeqCst),
+            g.new_findings.load(Ordering::SeqCst)
+        );
+        Finding {
+            dir: r.recorded.map(|r| r.dir().to_path_buf()),
+            verdict: r.verdict,
+            known,
+        }
+    });
     Fuzzed {
         finding,
         xla_features,
@@ -231,8 +233,8 @@ pub fn fuzz_one_with_feedback(data: &[u8]) -> Fuzzed {
 /// finding of its bucket; `None` when NEW. A finding that cannot be read back is NEW.
 fn who_knows(g: &FuzzGlobals, rec: &Recorded) -> Option<String> {
     let dir = rec.dir();
-    let f: FindingRecord = serde_json::from_slice(&std::fs::read(dir.join("finding.json")).ok()?)
-        .ok()?;
+    let f: FindingRecord =
+        serde_json::from_slice(&std::fs::read(dir.join("finding.json")).ok()?).ok()?;
     let key = super::bugs::provisional_key(dir, &f);
     let earlier = g
         .known

@@ -167,10 +167,7 @@ pub fn run_campaign(
                 None => done,
             });
         }
-        let more = cfg
-            .stop
-            .iterations
-            .is_none_or(|n| state.next_index < n);
+        let more = cfg.stop.iterations.is_none_or(|n| state.next_index < n);
         round = match (interrupted, more, shared.modules_this_run + shared.cut > 0) {
             (false, true, true) => clock.next_round(Instant::now(), cfg),
             _ => None,
@@ -213,15 +210,27 @@ impl Totals {
 /// testing more modules: `hlo-diff fuzz --finish`, the campaign's parameters read from its
 /// `campaign.json`).
 pub fn finish_command(cfg: &CampaignConfig) -> String {
-    let mut c = format!("hlo-diff fuzz --out {} --finish", shell_word(&cfg.out.display().to_string()));
+    let mut c = format!(
+        "hlo-diff fuzz --out {} --finish",
+        shell_word(&cfg.out.display().to_string())
+    );
     if let Some(p) = &cfg.python {
-        c.push_str(&format!(" --python {}", shell_word(&p.display().to_string())));
+        c.push_str(&format!(
+            " --python {}",
+            shell_word(&p.display().to_string())
+        ));
     }
     if let Some(r) = &cfg.registry {
-        c.push_str(&format!(" --registry {}", shell_word(&r.display().to_string())));
+        c.push_str(&format!(
+            " --registry {}",
+            shell_word(&r.display().to_string())
+        ));
     }
     if let Some(h) = &cfg.history {
-        c.push_str(&format!(" --history {}", shell_word(&h.display().to_string())));
+        c.push_str(&format!(
+            " --history {}",
+            shell_word(&h.display().to_string())
+        ));
     }
     c
 }
@@ -506,10 +515,7 @@ impl<'a> FuzzPhase<'a> {
         let tested = self.tester.test_programs_timed(g, &programs);
         if tested.cut {
             // The deadline cut it: not counted, a resumed campaign tests it again.
-            self.shared
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .cut += 1;
+            self.shared.lock().unwrap_or_else(|e| e.into_inner()).cut += 1;
             return false;
         }
         let (reports, tm) = (tested.reports, tested.timings);
@@ -782,18 +788,25 @@ mod tests {
             Duration::from_secs(40) + Duration::from_millis(18_900).mul_f64(0.8)
         );
         // 3 s (5% of 60 s) left: another round; less: none.
-        assert!(first.next_round(end - Duration::from_secs(3), &cfg).is_some());
+        assert!(first
+            .next_round(end - Duration::from_secs(3), &cfg)
+            .is_some());
         assert!(first
             .next_round(end - Duration::from_millis(2_999), &cfg)
             .is_none());
-        assert!(first.next_round(end + Duration::from_secs(1), &cfg).is_none());
+        assert!(first
+            .next_round(end + Duration::from_secs(1), &cfg)
+            .is_none());
         // An untimed campaign has one round.
         let untimed = Deadlines {
             fuzz_end: None,
             end: None,
         };
         assert_eq!(untimed.next_round(t0, &cfg), None);
-        assert_eq!(Deadlines::least_round(Duration::from_secs(10)), Duration::from_secs(2));
+        assert_eq!(
+            Deadlines::least_round(Duration::from_secs(10)),
+            Duration::from_secs(2)
+        );
     }
 
     #[test]
@@ -810,7 +823,11 @@ mod tests {
             fuzz_end: None,
             end: None,
         };
-        assert!(fuzzing_goes_on(&untimed, t0 + Duration::from_secs(1 << 20), 1000));
+        assert!(fuzzing_goes_on(
+            &untimed,
+            t0 + Duration::from_secs(1 << 20),
+            1000
+        ));
     }
 
     #[test]

@@ -363,8 +363,7 @@ impl<'a> Tester<'a> {
         let mut timings = ModuleTimings::default();
         let mut packed = Packed::new(g, set, programs, self.opts.timeouts.clone());
         packed.limits = self.limits_for(&packed.module);
-        let (xla_outcomes, oracle_outcomes, oracle_ms, xla_ms) =
-            self.run_packed(&packed, programs);
+        let (xla_outcomes, oracle_outcomes, oracle_ms, xla_ms) = self.run_packed(&packed, programs);
         timings.oracle_ms = oracle_ms;
         timings.xla_run_ms = xla_ms;
         timings.xla_wait_ms = wall.elapsed().as_secs_f64() * 1e3;
@@ -716,17 +715,17 @@ impl<'a> Tester<'a> {
             let name = b.name().to_string();
             let packed_outcome = outcomes.iter().find(|(n, _)| *n == name).map(|(_, o)| o);
             if let Some(first) = packed_outcome.filter(|o| packed.programs == 1 && o.is_ok()) {
-                let again = match self.xla_run(packed, k, &packed.text, &packed.inputs, &packed_opts)
-                {
-                    Outcome::Ok(r) => match split_result(&r, packed.ranges[j].clone()) {
-                        Some(r) => Outcome::Ok(r),
-                        None => Outcome::HarnessError {
-                            stage: None,
-                            message: "packed result has too few outputs".into(),
+                let again =
+                    match self.xla_run(packed, k, &packed.text, &packed.inputs, &packed_opts) {
+                        Outcome::Ok(r) => match split_result(&r, packed.ranges[j].clone()) {
+                            Some(r) => Outcome::Ok(r),
+                            None => Outcome::HarnessError {
+                                stage: None,
+                                message: "packed result has too few outputs".into(),
+                            },
                         },
-                    },
-                    failed => failed,
-                };
+                        failed => failed,
+                    };
                 reruns.push((name.clone(), again));
                 firsts.push((name, first.clone()));
                 continue;

@@ -139,7 +139,10 @@ fn is_zero(n: &usize) -> bool {
 /// (of every instruction's result, all leaves): the minimizer never returns a case larger than
 /// the one it started from.
 pub fn size(case: &Case) -> (usize, u128) {
-    (case.module.instruction_count(), case.module.result_elements())
+    (
+        case.module.instruction_count(),
+        case.module.result_elements(),
+    )
 }
 
 /// What a minimization did.

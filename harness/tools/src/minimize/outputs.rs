@@ -320,7 +320,10 @@ mod tests {
         // `zero` are a parameter and a constant.
         assert_eq!(named_in(&m, msg), vec!["reduce_window_sum.7", "sum.3"]);
         // A name XLA's passes gave a copy: by its base name and the shape the message gives.
-        assert_eq!(named_in(&m, "\"neg.0\" (f32[8,4]{1,0}) vs \"sum.9\" (f64[])"), vec!["neg.1"]);
+        assert_eq!(
+            named_in(&m, "\"neg.0\" (f32[8,4]{1,0}) vs \"sum.9\" (f64[])"),
+            vec!["neg.1"]
+        );
         assert_eq!(named_in(&m, "neg.0 is wrong"), vec!["neg.1"]);
     }
 
@@ -341,7 +344,9 @@ mod tests {
             c.case.module.entry_computation().root_instruction().name,
             "reduce_window_sum.7"
         );
-        assert!(NamedCone(vec!["nowhere".into()]).candidate(&case, 0).is_none());
+        assert!(NamedCone(vec!["nowhere".into()])
+            .candidate(&case, 0)
+            .is_none());
     }
 
     /// An instruction of a called computation is inlined into the entry along the calls, so
@@ -358,7 +363,10 @@ mod tests {
                 hlo::ArrayLiteral::zeros(hlo::PrimitiveType::F64, vec![2]).unwrap(),
             )],
         };
-        assert_eq!(named_in(&m, "\"abs.0\" (f64[2]{0}) vs \"iota\" (c128[2]{0})"), vec!["abs.5"]);
+        assert_eq!(
+            named_in(&m, "\"abs.0\" (f64[2]{0}) vs \"iota\" (c128[2]{0})"),
+            vec!["abs.5"]
+        );
         let c = NamedCone(vec!["abs.5".into()]).candidate(&case, 0).unwrap();
         let cleaned = hlo::edit::unused::cleanup(&c.case).unwrap_or(c.case);
         let e = cleaned.module.entry_computation();
