@@ -26,7 +26,9 @@ fuzz_target!(|data: &[u8]| {
         panic!(
             "hlo_diff: NEW {} (stored in {})",
             f.verdict.short(),
-            f.dir.map(|d| d.display().to_string()).unwrap_or_else(|| "nowhere: the store failed".into())
+            f.dir
+                .map(|d| d.display().to_string())
+                .unwrap_or_else(|| "nowhere: the store failed".into())
         );
     }
 });
