@@ -1055,6 +1055,18 @@ impl Share {
         self.hlo_isolation += usize::from(r.hlo_isolation);
     }
 
+    /// The table cells `found | of | share | run_hlo_module | hlo_isolation`.
+    fn cells(&self) -> String {
+        format!(
+            "{} | {} | {} | {} | {}",
+            self.found,
+            self.total,
+            pct(self.found, self.total),
+            pct(self.run_hlo_module, self.total),
+            pct(self.hlo_isolation, self.total)
+        )
+    }
+
     pub fn rate(&self) -> f64 {
         if self.total == 0 {
             0.0
@@ -1182,14 +1194,7 @@ impl RecallReport {
                 &sem_unique,
             ),
         ] {
-            s.push_str(&format!(
-                "| {name} | {} | {} | {} | {} | {} |\n",
-                g.found,
-                g.total,
-                pct(g.found, g.total),
-                pct(g.run_hlo_module, g.total),
-                pct(g.hlo_isolation, g.total)
-            ));
+            s.push_str(&format!("| {name} | {} |\n", g.cells()));
         }
         let mut missed: BTreeMap<(String, String, String, String), usize> = BTreeMap::new();
         for r in self.faults.iter().filter(|r| {
@@ -1215,26 +1220,11 @@ impl RecallReport {
         }
         s.push_str("\n## By fault\n\n| fault | found | of | share | run_hlo_module | hlo_isolation |\n|---|---:|---:|---:|---:|---:|\n");
         for (f, g) in self.by_fault() {
-            s.push_str(&format!(
-                "| {} | {} | {} | {} | {} | {} |\n",
-                f.name(),
-                g.found,
-                g.total,
-                pct(g.found, g.total),
-                pct(g.run_hlo_module, g.total),
-                pct(g.hlo_isolation, g.total)
-            ));
+            s.push_str(&format!("| {} | {} |\n", f.name(), g.cells()));
         }
         s.push_str("\n## By op family and element type\n\n| family | type | found | of | share | run_hlo_module | hlo_isolation |\n|---|---|---:|---:|---:|---:|---:|\n");
         for ((f, t), g) in self.by_family() {
-            s.push_str(&format!(
-                "| {f} | {t} | {} | {} | {} | {} | {} |\n",
-                g.found,
-                g.total,
-                pct(g.found, g.total),
-                pct(g.run_hlo_module, g.total),
-                pct(g.hlo_isolation, g.total)
-            ));
+            s.push_str(&format!("| {f} | {t} | {} |\n", g.cells()));
         }
         s.push_str("\n## Resolution (smallest perturbation found, ulps of the element type)\n\n| family | median ulps | sites | sites with none up to 2^30 |\n|---|---:|---:|---:|\n");
         for (f, (med, n, none)) in self.resolution_by_family() {
