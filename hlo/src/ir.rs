@@ -357,6 +357,17 @@ impl Computation {
 }
 
 impl Module {
+    /// The SPMD partitions the module is written for (its header's `num_partitions`, XLA's
+    /// module config); 1 when it says none.
+    pub fn num_partitions(&self) -> usize {
+        self.header_attrs
+            .iter()
+            .find(|(k, _)| k == "num_partitions")
+            .and_then(|(_, v)| v.trim().parse().ok())
+            .filter(|&n| n >= 1)
+            .unwrap_or(1)
+    }
+
     pub fn entry_computation(&self) -> &Computation {
         &self.computations[self.entry]
     }

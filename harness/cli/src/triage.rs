@@ -220,6 +220,8 @@ struct ScriptModuleReport {
     compiled_in_script: bool,
     /// The dump's files of this module (relative to the triage directory).
     dump_files: Vec<String>,
+    /// The devices XLA partitioned it over (its header's `num_partitions`; 1: one device).
+    partitions: usize,
 }
 
 /// `report.json` of a script's triage.
@@ -318,9 +320,15 @@ fn run_script(args: Args, global: &Global) -> Result<Exit, Failure> {
                 "failed_before_compiling",
             )
         } else {
+            let flags = match run.xla_flags_set_by_script.last() {
+                Some(f) => format!(
+                    "; the script set XLA_FLAGS itself (last to `{f}`), and triage's dump flags were kept after its own"
+                ),
+                None => String::new(),
+            };
             (
                 Failure::bad_input(format!(
-                    "the script ran ({}) but XLA compiled nothing under JAX_PLATFORMS={} (a persistent compilation cache the script enables itself also hides compiles): nothing to triage",
+                    "the script ran ({}) but XLA compiled nothing under JAX_PLATFORMS={}{flags}: it ran no jitted computation on that platform, or took every executable from a persistent compilation cache it enables itself (jax's own is switched off); nothing to triage",
                     run.ending(),
                     args.platforms
                 )),
@@ -379,6 +387,7 @@ fn run_script(args: Args, global: &Global) -> Result<Exit, Failure> {
             inputs_detail: String::new(),
             compiled_in_script: sm.compiled(),
             dump_files: dump_files.clone(),
+            partitions: 1,
         };
         let m = match load_module(&path) {
             Ok((text, m)) => {
@@ -424,6 +433,7 @@ fn run_script(args: Args, global: &Global) -> Result<Exit, Failure> {
             },
         };
         let instructions = m.instruction_count();
+        let partitions = m.num_partitions();
         let ctx = Context {
             releases: releases.clone(),
             from_script: Some(sm.compiled()),
@@ -462,10 +472,15 @@ fn run_script(args: Args, global: &Global) -> Result<Exit, Failure> {
         let r = tools::triage::triage(&session, &sm.name, case, &out, &opts, &ctx)
             .map_err(Failure::bad_input)?;
         eprintln!(
-            "[{}/{n}] {} ({} instructions, inputs {}): {}{} in {:.1} s",
+            "[{}/{n}] {} ({} instructions{}, inputs {}): {}{} in {:.1} s",
             i + 1,
             sm.name,
             instructions,
+            if partitions > 1 {
+                format!(", SPMD on {partitions} devices")
+            } else {
+                String::new()
+            },
             match &source {
                 InputsSource::Snapshot(_) => "from the script",
                 InputsSource::Generated(_) => "generated",
@@ -485,6 +500,7 @@ fn run_script(args: Args, global: &Global) -> Result<Exit, Failure> {
             inputs_detail: source.describe(),
             compiled_in_script: sm.compiled(),
             dump_files,
+            partitions,
             result: r,
         });
     }

@@ -111,6 +111,56 @@ fn triage_of_a_script_reports_the_one_failing_module_of_several() {
     assert!(out.join("script/run.sh").is_file());
 }
 
+/// A multi-device snippet sets `XLA_FLAGS` itself before importing jax (as it must, for
+/// `--xla_force_host_platform_device_count`): the script keeps its two devices, triage keeps
+/// its dump, the modules it compiled are found and judged, and the report says what the script
+/// set.
+#[test]
+fn a_script_that_sets_xla_flags_itself_keeps_them_and_is_still_dumped() {
+    if !need_xla() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let script = write(
+        d.path(),
+        "sharded.py",
+        "import os\n\
+         os.environ['XLA_FLAGS'] = '--xla_force_host_platform_device_count=2'\n\
+         import jax, jax.numpy as jnp\n\
+         from jax.sharding import Mesh, NamedSharding, PartitionSpec as P\n\
+         print('devices', len(jax.devices()))\n\
+         mesh = Mesh(jax.devices(), ('x',))\n\
+         x = jax.device_put(jnp.arange(8.0), NamedSharding(mesh, P('x')))\n\
+         print(jax.jit(lambda x, i: jax.lax.dynamic_slice(x, (i,), (4,)))(x, 3))\n",
+    );
+    let out = d.path().join("t");
+    let o = hlo_diff(&["triage", &script, "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let stdout = std::fs::read_to_string(out.join("script/stdout.txt")).unwrap();
+    assert!(stdout.contains("devices 2"), "{stdout}");
+    assert!(stdout.contains("[3. 4. 5. 6.]"), "{stdout}");
+    let v = report_json(&out);
+    assert_eq!(
+        v["script"]["xla_flags_set_by_script"],
+        serde_json::json!(["--xla_force_host_platform_device_count=2"]),
+        "{v}"
+    );
+    let modules = v["modules"].as_array().unwrap();
+    assert!(
+        modules
+            .iter()
+            .any(|m| m["module"].as_str().unwrap().ends_with("jit__lambda")
+                && m["bug"] == false
+                && m["verdict"] == "match"
+                && m["partitions"] == 2),
+        "the sharded module runs on the 2 devices it asked for, and agrees: {v}"
+    );
+    // run.sh runs it again the same way: the hook is on its PYTHONPATH.
+    let rerun = std::fs::read_to_string(out.join("script/run.sh")).unwrap();
+    assert!(rerun.contains("pyhook"), "{rerun}");
+    assert!(out.join("script/pyhook/sitecustomize.py").is_file());
+}
+
 /// A script XLA kills while compiling (the slice of a concatenate with an empty operand aborts
 /// in jaxlib 0.10.2 before any HLO is written): a crash report with the stage, the StableHLO the
 /// dump kept, and how many fresh runs died the same way.

@@ -265,6 +265,63 @@ impl Outcome {
     }
 }
 
+/// The SPMD partitions a module is written for: its header's `num_partitions` (the
+/// `HloModule` line; XLA's module config), 1 when it has none. A module partitioned N ways is
+/// one global program that XLA's SPMD partitioner splits over N devices.
+pub fn module_partitions(module_text: &str) -> usize {
+    let Some(header) = module_text
+        .lines()
+        .map(str::trim_start)
+        .find(|l| l.starts_with("HloModule "))
+    else {
+        return 1;
+    };
+    header
+        .split([',', ' '])
+        .find_map(|w| w.strip_prefix("num_partitions="))
+        .and_then(|n| n.parse().ok())
+        .filter(|&n| n >= 1)
+        .unwrap_or(1)
+}
+
+/// How specifically a line of a dying XLA's stderr says what went wrong, most specific first:
+/// 0 a CHECK failure, 1 another fatal line of XLA's logging (`F1201 15:18:18.505639 28074
+/// file.cc:1615] message`, a `LOG(FATAL)`), 2 an LLVM fatal error, 3 an uncaught C++
+/// exception's `what()`, 4 `terminate called`; `None` for any other line. The crash's stderr
+/// tail keeps these lines however long the stack trace after them, and the verdict's message
+/// is the most specific of them.
+pub fn failure_line_rank(l: &str) -> Option<u8> {
+    if l.contains("Check failed") {
+        Some(0)
+    } else if is_fatal_log_line(l) {
+        Some(1)
+    } else if l.contains("LLVM ERROR") {
+        Some(2)
+    } else if l.contains("what():") {
+        Some(3)
+    } else if l.contains("terminate called") {
+        Some(4)
+    } else {
+        None
+    }
+}
+
+/// A fatal line of XLA's logging: `F`, month and day, a time, a thread id, `file:line]`.
+fn is_fatal_log_line(l: &str) -> bool {
+    let mut words = l.split_whitespace();
+    let (Some(date), Some(time), Some(_thread), Some(at)) =
+        (words.next(), words.next(), words.next(), words.next())
+    else {
+        return false;
+    };
+    date.len() == 5
+        && date.starts_with('F')
+        && date[1..].bytes().all(|b| b.is_ascii_digit())
+        && time.contains(':')
+        && at.ends_with(']')
+        && at.contains(':')
+}
+
 /// The conventional name of a Unix signal number (`SIGSEGV`), or `signal N`.
 pub fn signal_name(sig: i32) -> String {
     let name = match sig {

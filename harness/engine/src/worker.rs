@@ -13,7 +13,9 @@
 //! The worker script is found at `<repo>/harness/engine/worker/hlo_worker.py` (or `HLO_DIFF_WORKER`);
 //! when neither exists a copy embedded in this binary is written to the temp directory.
 
-use crate::backend::{Backend, Outcome, RunOptions, RunResult, Stage, StageTimeouts, Timings};
+use crate::backend::{
+    failure_line_rank, Backend, Outcome, RunOptions, RunResult, Stage, StageTimeouts, Timings,
+};
 use crate::protocol::{
     array_from_wire, array_header, shape_from_wire, Frame, FrameError, DEFAULT_MAX_FRAME,
 };
@@ -223,7 +225,7 @@ impl StderrBuf {
         self.state.lock().unwrap_or_else(|e| e.into_inner()).total
     }
 
-    /// What was written since `since` (at most [`STDERR_TAIL`] bytes, the last ones),
+    /// What was written since `since` (its [`stderr_excerpt`] of [`STDERR_TAIL`] bytes),
     /// after waiting up to `wait` for the stream to end.
     fn tail_since(&self, since: u64, wait: Duration) -> String {
         let deadline = Instant::now() + wait;
@@ -240,14 +242,13 @@ impl StderrBuf {
                 .0;
         }
         let new = (st.total - since).min(st.buf.len() as u64) as usize;
-        let take = new.min(STDERR_TAIL);
-        let bytes: Vec<u8> = st.buf.iter().skip(st.buf.len() - take).copied().collect();
-        String::from_utf8_lossy(&bytes).into_owned()
+        let bytes: Vec<u8> = st.buf.iter().skip(st.buf.len() - new).copied().collect();
+        stderr_excerpt(&String::from_utf8_lossy(&bytes), STDERR_TAIL)
     }
 
     /// What was written since `since` up to the line `marker` (the worker's word that a forked
     /// request's process ended, written after everything that process wrote), waiting up to
-    /// `wait` for it: at most [`STDERR_TAIL`] bytes, the last ones before the marker.
+    /// `wait` for it: the [`stderr_excerpt`] of what came before the marker.
     fn tail_before(&self, since: u64, marker: &str, wait: Duration) -> String {
         let deadline = Instant::now() + wait;
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
@@ -257,10 +258,10 @@ impl StderrBuf {
             let text = String::from_utf8_lossy(&text).into_owned();
             let now = Instant::now();
             if let Some(at) = text.rfind(marker) {
-                return last_bytes(text[..at].trim_end_matches('\n'), STDERR_TAIL).to_string();
+                return stderr_excerpt(text[..at].trim_end_matches('\n'), STDERR_TAIL);
             }
             if st.eof || now >= deadline {
-                return last_bytes(&text, STDERR_TAIL).to_string();
+                return stderr_excerpt(&text, STDERR_TAIL);
             }
             st = self
                 .cv
@@ -269,6 +270,45 @@ impl StderrBuf {
                 .0;
         }
     }
+}
+
+/// What a request's stderr says, in about `n` bytes: all of it when it fits, else the lines
+/// that say what went wrong ([`failure_line_rank`], at most four, each cut to 1 KiB) from the
+/// part that does not fit, a line saying how much was cut, and the whole lines of the last `n`
+/// bytes. A CHECK failure comes before its stack trace, so a trace longer than `n` (longer
+/// paths on another host) must not take the line that names the crash with it.
+fn stderr_excerpt(text: &str, n: usize) -> String {
+    if text.len() <= n {
+        return text.to_string();
+    }
+    let tail = last_bytes(text, n);
+    // Whole lines only, when there are lines: a line cut at its start could pass for another.
+    let tail = match tail.find('\n') {
+        Some(nl) => &tail[nl + 1..],
+        None => tail,
+    };
+    let cut = &text[..text.len() - tail.len()];
+    let mut out = String::new();
+    for line in cut
+        .lines()
+        .filter(|l| failure_line_rank(l).is_some())
+        .take(4)
+    {
+        out.push_str(first_bytes(line, 1024));
+        out.push('\n');
+    }
+    out.push_str(&format!("[hlo-diff: {} bytes of stderr cut]\n", cut.len()));
+    out.push_str(tail);
+    out
+}
+
+/// The start of `text`: at most `n` bytes, ending at a character boundary.
+fn first_bytes(text: &str, n: usize) -> &str {
+    let to = (0..=n.min(text.len()))
+        .rev()
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(0);
+    &text[..to]
 }
 
 /// The end of `text`: at most `n` bytes, starting at a character boundary.
@@ -647,6 +687,33 @@ pub struct WorkerPool {
     /// The pool of the same configuration whose workers fork per request, made on first use
     /// ([`WorkerBackend::forking`]) and kept, so its workers are started once.
     forking: std::sync::OnceLock<Arc<WorkerPool>>,
+    /// The pool of the same configuration whose CPU workers have [`HOST_DEVICES`] host devices,
+    /// for SPMD programs (a module whose header says `num_partitions` above 1), made on first
+    /// use: a one-device module never pays for more devices.
+    partitioned: std::sync::OnceLock<Arc<WorkerPool>>,
+}
+
+/// The host devices of a worker that runs SPMD programs on XLA CPU
+/// (`--xla_force_host_platform_device_count`): a module partitioned more ways is unsupported.
+pub const HOST_DEVICES: usize = 8;
+
+/// `XLA_FLAGS` for a worker with `n` host devices: the flags the worker would inherit (its
+/// configuration's, else this process's), the device count added unless they set one.
+fn xla_flags_with_devices(cfg: &WorkerConfig, n: usize) -> String {
+    let inherited = cfg
+        .env
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "XLA_FLAGS")
+        .map(|(_, v)| v.clone())
+        .or_else(|| std::env::var("XLA_FLAGS").ok())
+        .unwrap_or_default();
+    if inherited.contains("--xla_force_host_platform_device_count") {
+        return inherited;
+    }
+    format!("{inherited} --xla_force_host_platform_device_count={n}")
+        .trim()
+        .to_string()
 }
 
 impl WorkerPool {
@@ -661,7 +728,30 @@ impl WorkerPool {
             }),
             cv: Condvar::new(),
             forking: std::sync::OnceLock::new(),
+            partitioned: std::sync::OnceLock::new(),
         })
+    }
+
+    /// The pool for SPMD programs ([`WorkerPool::partitioned`]): this configuration with
+    /// [`HOST_DEVICES`] host devices. This pool itself for a pool already made so.
+    pub fn partitioned(self: &Arc<Self>) -> Arc<WorkerPool> {
+        let flags = xla_flags_with_devices(&self.cfg, HOST_DEVICES);
+        if self
+            .cfg
+            .env
+            .iter()
+            .any(|(k, v)| k == "XLA_FLAGS" && *v == flags)
+        {
+            return self.clone();
+        }
+        self.partitioned
+            .get_or_init(|| {
+                let mut cfg = self.cfg.clone();
+                cfg.env.retain(|(k, _)| k != "XLA_FLAGS");
+                cfg.env.push(("XLA_FLAGS".into(), flags));
+                WorkerPool::new(cfg)
+            })
+            .clone()
     }
 
     pub fn config(&self) -> &WorkerConfig {
@@ -996,6 +1086,20 @@ impl Backend for WorkerBackend {
                 what: "token inputs cannot be fed from the host".into(),
             };
         }
+        // An SPMD program runs partitioned, on host devices of a worker that has them; the
+        // pjrt worker runs one device.
+        let partitions = crate::backend::module_partitions(module_text);
+        if partitions > 1 && self.pool.config().pjrt_plugin.is_some() {
+            return Outcome::Unsupported {
+                what: format!(
+                    "an SPMD program (num_partitions={partitions}): the pjrt worker runs one device"
+                ),
+            };
+        }
+        let pool = match (partitions > 1, self.engine, self.pool.config().platform) {
+            (true, Engine::Xla, Platform::Cpu) => self.pool.partitioned(),
+            _ => self.pool.clone(),
+        };
         let leaves: Vec<&hlo::ArrayLiteral> = inputs.iter().flat_map(Literal::leaves).collect();
         let header = json!({
             "op": "run",
@@ -1010,6 +1114,7 @@ impl Backend for WorkerBackend {
                 "return_optimized_hlo": opts.return_optimized_hlo,
                 "return_before_optimizations_hlo": opts.return_before_optimizations_hlo,
                 "fresh_compile": opts.fresh_compile,
+                "num_partitions": (partitions > 1 && self.engine == Engine::Xla).then_some(partitions),
             },
         });
         let req = Frame::new(header, leaves.iter().map(|a| a.data.clone()).collect());
@@ -1022,10 +1127,7 @@ impl Backend for WorkerBackend {
             req.header["options"].to_string().hash(&mut h);
             Some(h.finish())
         };
-        let f = match self
-            .pool
-            .request_until(&req, &opts.timeouts, affinity, opts.deadline)
-        {
+        let f = match pool.request_until(&req, &opts.timeouts, affinity, opts.deadline) {
             Ok(f) => f,
             Err(o) => return o,
         };
@@ -1082,4 +1184,42 @@ fn decode_result(f: Frame) -> Outcome {
         before_optimizations_hlo: text("before_optimizations_hlo"),
         dump_dir: text("dump_dir").map(PathBuf::from),
     })
+}
+
+#[cfg(test)]
+mod stderr_excerpt_tests {
+    use super::stderr_excerpt;
+
+    /// A CHECK failure followed by a stack trace longer than the excerpt: the check's line is
+    /// kept whole (its file name is the bucket's), the trace's end is kept in whole lines, and
+    /// the cut is said.
+    #[test]
+    fn a_long_stack_trace_keeps_the_line_that_names_the_crash() {
+        let mut text = String::from("W1207 warning before\n");
+        text.push_str("F1207 12:00:00.000000 123 algebraic_simplifier.cc:586] Check failed: x\n");
+        text.push_str("*** Check failure stack trace: ***\n");
+        for i in 0..200 {
+            text.push_str(&format!(
+                "    @ 0x{i:012x} /check/work/main/.venv/lib/frame{i}\n"
+            ));
+        }
+        text.push_str("Fatal Python error: Aborted\n");
+        let e = stderr_excerpt(&text, 4096);
+        assert!(e.len() < 4096 + 1200, "{}", e.len());
+        let first = e.lines().next().unwrap();
+        assert!(
+            first.contains(" algebraic_simplifier.cc:586] Check failed: x"),
+            "{e}"
+        );
+        assert!(!e.contains("W1207"), "{e}");
+        assert!(e.contains("bytes of stderr cut]"), "{e}");
+        assert!(e.ends_with("Fatal Python error: Aborted\n"), "{e}");
+        // Every kept trace line is whole.
+        assert!(e
+            .lines()
+            .filter(|l| l.contains("0x"))
+            .all(|l| l.starts_with("    @ 0x")));
+        // What fits is kept as it is.
+        assert_eq!(stderr_excerpt("short\n", 4096), "short\n");
+    }
 }

@@ -201,6 +201,9 @@ class Api:
                                      getattr(xc, "CompileOptions", None) if xc else None,
                                      getattr(xe, "CompileOptions", None) if xe else None)
         self.DeviceList = getattr(jax_mod, "DeviceList", None) if jax_mod else None
+        self.DeviceAssignment = _first(getattr(jax_mod, "DeviceAssignment", None) if jax_mod else None,
+                                       getattr(xc, "DeviceAssignment", None) if xc else None,
+                                       getattr(xe, "DeviceAssignment", None) if xe else None)
         self.xla_bridge = xla_bridge
         self.kind = "jaxlib._jax" if jax_mod is not None else "jaxlib.xla_extension"
         self._backend = None
@@ -210,9 +213,9 @@ class Api:
             self._backend = self.xla_bridge.get_backend(PLATFORM)
         return self._backend
 
-    def compile(self, mlir_text, opts):
+    def compile(self, mlir_text, opts, devices=1):
         be = self.backend()
-        dev = be.devices()[:1]
+        dev = be.devices()[:devices]
         if hasattr(be, "compile_and_load"):
             if self.DeviceList is not None:
                 return be.compile_and_load(mlir_text, self.DeviceList(tuple(dev)), opts)
@@ -534,7 +537,12 @@ def run_xla(header, bufs):
     t = time.perf_counter()
     try:
         opts = make_compile_options(options, dump_to)
-        exe = API.compile(mlir, opts)
+        n = partitions_of(options)
+        if n > 1:
+            opts = partition_compile_options(opts, n, mlir)
+        exe = API.compile(mlir, opts, n)
+    except Failure:
+        raise
     except Exception as e:
         msg = str(e)
         raise Failure("rejected", "compile", msg)
@@ -545,6 +553,60 @@ def run_xla(header, bufs):
             del _EXECUTABLES[next(iter(_EXECUTABLES))]
     return execute_xla(exe, arrays, result_shape, timings, options, dump_to, tmp_dump, before_files,
                        key is not None)
+
+
+def partitions_of(options):
+    """The SPMD partitions the module is compiled for (its header's `num_partitions`, which the
+    engine passes on): 1 is the one-device run."""
+    n = int(options.get("num_partitions") or 1)
+    if n > 1:
+        have = len(API.backend().devices())
+        if n > have:
+            raise Failure("unsupported", "compile",
+                          "the module is partitioned %d ways (num_partitions=%d) and this worker "
+                          "has %d devices" % (n, n, have))
+    return n
+
+
+def partition_compile_options(opts, n, mlir):
+    """Compile options of an SPMD program on `n` devices: one replica, `n` partitions on
+    devices 0..n-1, SPMD partitioning on; the Shardy partitioner when the module carries Shardy
+    shardings (a module jax wrote), else GSPMD (its `sharding=` attributes)."""
+    if API.DeviceAssignment is None:
+        raise Failure("unsupported", "compile", "this jaxlib has no DeviceAssignment")
+    opts.num_replicas = 1
+    opts.num_partitions = n
+    build = opts.executable_build_options
+    build.use_spmd_partitioning = True
+    if hasattr(build, "use_shardy_partitioner"):
+        build.use_shardy_partitioner = "sdy." in mlir
+    opts.device_assignment = API.DeviceAssignment.create(np.arange(n).reshape(1, n))
+    return opts
+
+
+def _gspmd_sharding(devices, op_sharding):
+    from jax._src.sharding_impls import GSPMDSharding
+    return GSPMDSharding(devices, op_sharding)
+
+
+def execute_partitioned(exe, arrays, result_shape, n):
+    """Runs an SPMD executable on `n` devices: each global input is split the way the compiled
+    program takes that parameter, and each output is put together from its per-device parts the
+    way the program gives it."""
+    devices = API.backend().devices()[:n]
+    in_shardings = exe.get_parameter_shardings()
+    out_shardings = exe.get_output_shardings()
+    if in_shardings is None or out_shardings is None:
+        raise Failure("unsupported", "execute", "the partitioned executable gives no shardings")
+    args = [jax.device_put(a, _gspmd_sharding(devices, s)) for a, s in zip(arrays, in_shardings)]
+    per_device = exe.execute_sharded(args).disassemble_into_single_device_arrays()
+    shapes = [tuple(l["dims"]) for l in leaves(result_shape)] if result_shape is not None else []
+    if len(per_device) != len(out_shardings) or len(shapes) != len(per_device):
+        raise Failure("unsupported", "execute",
+                      "%d outputs, %d output shardings, %d result leaves"
+                      % (len(per_device), len(out_shardings), len(shapes)))
+    return [np.asarray(jax.make_array_from_single_device_arrays(shape, _gspmd_sharding(devices, s), parts))
+            for parts, s, shape in zip(per_device, out_shardings, shapes)]
 
 
 def execute_xla(exe, arrays, result_shape, timings, options, dump_to, tmp_dump, before_files, kept):
@@ -558,9 +620,13 @@ def execute_xla(exe, arrays, result_shape, timings, options, dump_to, tmp_dump, 
                       "a token result cannot be read back through jaxlib's Python API")
     t = time.perf_counter()
     try:
-        args = [API.put(a) for a in arrays]
-        outs = exe.execute(args)
-        outs = [np.asarray(o) for o in outs]
+        n = partitions_of(options)
+        if n > 1:
+            outs = execute_partitioned(exe, arrays, result_shape, n)
+        else:
+            args = [API.put(a) for a in arrays]
+            outs = exe.execute(args)
+            outs = [np.asarray(o) for o in outs]
     except Failure:
         raise
     except Exception as e:

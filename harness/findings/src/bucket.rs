@@ -34,6 +34,19 @@ pub struct BucketSignature {
     pub culprit: String,
     /// Crash and rejected: the normalized first line of the message.
     pub message: String,
+    /// The devices the minimized module is partitioned over (its `num_partitions`): above 1
+    /// only when the bug needs the SPMD program (the minimizer drops the header attribute
+    /// whenever the one-device program shows the bug too).
+    #[serde(default = "one_device", skip_serializing_if = "is_one_device")]
+    pub partitions: usize,
+}
+
+fn one_device() -> usize {
+    1
+}
+
+fn is_one_device(n: &usize) -> bool {
+    *n == 1
 }
 
 /// The symptom class of a mismatch's first differing element: `nan` (XLA gave NaN where the
@@ -199,12 +212,14 @@ impl BucketSignature {
             symptom: symptom_class,
             culprit,
             message,
+            partitions: minimized.num_partitions(),
         }
     }
 
-    /// The stable bucket id: 16 hex digits of an FNV-1a hash of the signature's text.
+    /// The stable bucket id: 16 hex digits of an FNV-1a hash of the signature's text (an SPMD
+    /// bucket's with its partition count).
     pub fn id(&self) -> String {
-        let text = format!(
+        let mut text = format!(
             "{}|{}|{}|{}|{}|{}",
             self.kind.name(),
             self.backend,
@@ -213,6 +228,9 @@ impl BucketSignature {
             self.culprit,
             self.message
         );
+        if self.partitions > 1 {
+            text.push_str(&format!("|spmd{}", self.partitions));
+        }
         let h = text.bytes().fold(0xcbf29ce484222325u64, |h, b| {
             (h ^ b as u64).wrapping_mul(0x100000001b3)
         });
@@ -254,7 +272,11 @@ impl BucketSignature {
             (VerdictKind::Mismatch | VerdictKind::Nondeterministic, c) => format!(" ({c})"),
             _ => String::new(),
         };
-        format!("{ops}: {what}{by} on {}", self.backend)
+        let spmd = match self.partitions {
+            1 => String::new(),
+            n => format!(", SPMD on {n} devices"),
+        };
+        format!("{ops}: {what}{by} on {}{spmd}", self.backend)
     }
 }
 
@@ -330,6 +352,7 @@ mod tests {
 
     fn sig(culprit: &str) -> BucketSignature {
         BucketSignature {
+            partitions: 1,
             kind: VerdictKind::Mismatch,
             backend: "xla-cpu".into(),
             ops: vec!["count-leading-zeros:int".into()],

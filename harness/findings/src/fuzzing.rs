@@ -59,6 +59,7 @@ pub fn registry(data: &[u8]) {
         symptom: "value".into(),
         culprit: "below-hlo".into(),
         message: String::new(),
+        partitions: 1,
     };
     let _ = e.matcher.matches(&b);
 }

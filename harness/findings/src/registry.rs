@@ -68,6 +68,10 @@ pub struct Matcher {
     pub message_contains: Option<String>,
     /// The backend (`xla-cpu`), when the bug is one backend's.
     pub backend: Option<String>,
+    /// `true`: the bug is an SPMD program's (the bucket's module is partitioned over several
+    /// devices); unset or `false`: a one-device program's. A bucket needs the partitioning
+    /// only when its minimized module kept it, so an entry of one kind never claims the other.
+    pub partitioned: Option<bool>,
 }
 
 /// One known bug.
@@ -189,6 +193,8 @@ impl Matcher {
             symptom,
             message_contains,
             backend,
+            // Which kind of program the entry is about narrows nothing within that kind.
+            partitioned: _,
         } = self;
         kind.is_some()
             || !ops_include.is_empty()
@@ -205,6 +211,7 @@ impl Matcher {
     pub fn matches(&self, b: &BucketSignature) -> bool {
         let one_of = |list: &[String], v: &str| list.is_empty() || list.iter().any(|x| x == v);
         self.kind.is_none_or(|k| k == b.kind)
+            && self.partitioned.unwrap_or(false) == (b.partitions > 1)
             && self.backend.as_deref().is_none_or(|x| x == b.backend)
             && self.ops_include.iter().all(|want| {
                 b.ops
@@ -348,6 +355,7 @@ mod tests {
 
     fn bucket(ops: &[&str], culprit: &str) -> BucketSignature {
         BucketSignature {
+            partitions: 1,
             kind: VerdictKind::Mismatch,
             backend: "xla-cpu".into(),
             ops: ops.iter().map(|s| s.to_string()).collect(),

@@ -19,7 +19,7 @@
 //! The voter never makes a verdict by itself: its failures are ignored.
 
 use crate::compare::{compare_leaves, Comparison, Tolerance};
-use engine::backend::{signal_name, Outcome, RunResult, Stage};
+use engine::backend::{failure_line_rank, signal_name, Outcome, RunResult, Stage};
 use hlo::ArrayLiteral;
 use serde::{Deserialize, Serialize};
 
@@ -242,24 +242,6 @@ pub fn leaves(r: &RunResult) -> Vec<&ArrayLiteral> {
     r.outputs.iter().flat_map(|l| l.leaves()).collect()
 }
 
-/// A fatal log line of XLA's logging (`F1201 15:18:18.505639   28074 file.cc:1615] message`):
-/// a `LOG(FATAL)` that is not a CHECK, e.g. "Invalid binary instruction opcode map".
-fn is_fatal_log_line(l: &str) -> bool {
-    let l = l.trim_start();
-    let mut words = l.split_whitespace();
-    let (Some(date), Some(time), Some(_thread), Some(at)) =
-        (words.next(), words.next(), words.next(), words.next())
-    else {
-        return false;
-    };
-    date.len() == 5
-        && date.starts_with('F')
-        && date[1..].bytes().all(|b| b.is_ascii_digit())
-        && time.contains(':')
-        && at.ends_with(']')
-        && at.contains(':')
-}
-
 fn first_line(s: &str) -> String {
     let t = s.trim();
     // The line that says what went wrong, most specific first: a CHECK failure, an LLVM fatal
@@ -267,11 +249,8 @@ fn first_line(s: &str) -> String {
     // "Fatal Python error: <signal>" only says which signal, so it comes last.
     let lines: Vec<&str> = t.lines().collect();
     let find = |pred: &dyn Fn(&str) -> bool| lines.iter().rev().find(|l| pred(l)).copied();
-    let pick = find(&|l| l.contains("Check failed"))
-        .or_else(|| find(&|l| is_fatal_log_line(l)))
-        .or_else(|| find(&|l| l.contains("LLVM ERROR")))
-        .or_else(|| find(&|l| l.contains("what():")))
-        .or_else(|| find(&|l| l.contains("terminate called")))
+    let pick = (0..=4)
+        .find_map(|rank| find(&|l| failure_line_rank(l) == Some(rank)))
         .or_else(|| {
             find(&|l| (l.contains("error") || l.contains("Error")) && !l.contains("Fatal Python"))
         })
@@ -585,7 +564,10 @@ mod crash_message_tests {
         assert!(m.ends_with("Invalid binary instruction opcode map"), "{m}");
         let plain = "Fatal Python error: Aborted\n";
         assert_eq!(super::first_line(plain), "Fatal Python error: Aborted");
-        assert!(!super::is_fatal_log_line("Fatal Python error: Aborted"));
+        assert_eq!(
+            engine::backend::failure_line_rank("Fatal Python error: Aborted"),
+            None
+        );
     }
 
     /// A rejection by XLA's verifier between passes is named by its status line and the pass

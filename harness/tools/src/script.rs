@@ -5,6 +5,10 @@
 //! kept, `--xla_dump_hlo_snapshots` so every execution also writes its arguments), jax's
 //! persistent compilation cache off (a cache hit compiles nothing, so it would dump nothing),
 //! `JAX_PLATFORMS` as asked, and a time limit after which the whole process group is killed.
+//! A script that sets `XLA_FLAGS` itself (every multi-device CPU snippet sets
+//! `--xla_force_host_platform_device_count`) keeps its flags and gains triage's: a
+//! `sitecustomize` in `script/pyhook/` (on the script's `PYTHONPATH`) appends them to whatever
+//! the script assigns, and logs what it assigned in `script/xla_flags_set_by_script.txt`.
 //! Its stdout and stderr go to files in the triage directory; the dump stays whatever happens to
 //! the script. This module never imports jax: it only starts the user's program.
 //!
@@ -64,6 +68,31 @@ pub struct ScriptRun {
     /// left out of a second run of the script; the first run's stderr is `stderr-first.txt`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub dropped_xla_flags: Vec<String>,
+    /// What the script itself assigned to `XLA_FLAGS`, in order (triage's flags were appended
+    /// to each).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub xla_flags_set_by_script: Vec<String>,
+}
+
+/// The `sitecustomize.py` that keeps triage's XLA flags when the script sets `XLA_FLAGS`.
+const FLAGS_HOOK: &str = include_str!("script/sitecustomize.py");
+/// Where the hook logs the script's own assignments (relative to the triage directory).
+const FLAGS_LOG: &str = "script/xla_flags_set_by_script.txt";
+
+/// `script/pyhook/` with the hook written in it, and the script's `PYTHONPATH`: the hook's
+/// directory first, then the caller's.
+fn install_flags_hook(sdir: &Path) -> Result<(PathBuf, String), String> {
+    let hook = sdir.join("pyhook");
+    std::fs::create_dir_all(&hook).map_err(|e| format!("{}: {e}", hook.display()))?;
+    let file = hook.join("sitecustomize.py");
+    std::fs::write(&file, FLAGS_HOOK).map_err(|e| format!("{}: {e}", file.display()))?;
+    let hook = std::fs::canonicalize(&hook).unwrap_or(hook);
+    let mut path = hook.display().to_string();
+    if let Some(p) = std::env::var_os("PYTHONPATH").filter(|p| !p.is_empty()) {
+        path.push(':');
+        path.push_str(&p.to_string_lossy());
+    }
+    Ok((hook, path))
 }
 
 /// The dump flags triage adds besides `--xla_dump_to`: useful, not needed, so an XLA that does
@@ -185,6 +214,12 @@ fn run_script_with(o: &ScriptOptions, dropped: &[String]) -> Result<ScriptRun, S
     std::fs::copy(&script, sdir.join(&name)).map_err(|e| format!("{}: {e}", script.display()))?;
     let dump_abs = std::fs::canonicalize(&dump).unwrap_or(dump.clone());
     let flags = script_xla_flags(&dump_abs, &o.xla_options, dropped);
+    let (_, pythonpath) = install_flags_hook(&sdir)?;
+    let flags_log = o.dir.join(FLAGS_LOG);
+    let _ = std::fs::remove_file(&flags_log);
+    let flags_log_abs = std::fs::canonicalize(&o.dir)
+        .unwrap_or(o.dir.clone())
+        .join(FLAGS_LOG);
     let stdout_path = sdir.join("stdout.txt");
     let stderr_path = sdir.join("stderr.txt");
     let out = std::fs::File::create(&stdout_path).map_err(|e| e.to_string())?;
@@ -198,6 +233,9 @@ fn run_script_with(o: &ScriptOptions, dropped: &[String]) -> Result<ScriptRun, S
         .stdout(out)
         .stderr(err)
         .env("XLA_FLAGS", &flags)
+        .env("HLO_DIFF_TRIAGE_XLA_FLAGS", &flags)
+        .env("HLO_DIFF_TRIAGE_XLA_FLAGS_LOG", &flags_log_abs)
+        .env("PYTHONPATH", &pythonpath)
         .env("JAX_PLATFORMS", &o.platforms)
         .env("JAX_ENABLE_COMPILATION_CACHE", "false")
         .env_remove("JAX_COMPILATION_CACHE_DIR")
@@ -209,13 +247,13 @@ fn run_script_with(o: &ScriptOptions, dropped: &[String]) -> Result<ScriptRun, S
         cmd.process_group(0);
     }
     // run.sh: the same run by hand, from the triage directory's copy.
+    let rerun_flags = shell_quote(&script_xla_flags(
+        Path::new("dump-rerun"),
+        &o.xla_options,
+        dropped,
+    ));
     let rerun = format!(
-        "#!/bin/sh\n# Runs the reporter's script again as hlo-diff triage ran it (dumping to ./dump-rerun).\ncd \"$(dirname \"$0\")\"\nXLA_FLAGS={} JAX_PLATFORMS={} JAX_ENABLE_COMPILATION_CACHE=false \\\n  {} {}{}\n",
-        shell_quote(&script_xla_flags(
-            Path::new("dump-rerun"),
-            &o.xla_options,
-            dropped
-        )),
+        "#!/bin/sh\n# Runs the reporter's script again as hlo-diff triage ran it (dumping to ./dump-rerun; pyhook/ keeps these flags when the script sets XLA_FLAGS itself).\ncd \"$(dirname \"$0\")\"\nXLA_FLAGS={rerun_flags} HLO_DIFF_TRIAGE_XLA_FLAGS={rerun_flags} PYTHONPATH=\"$PWD/pyhook${{PYTHONPATH:+:$PYTHONPATH}}\" \\\n  JAX_PLATFORMS={} JAX_ENABLE_COMPILATION_CACHE=false {} {}{}\n",
         shell_quote(&o.platforms),
         shell_quote(&o.python.display().to_string()),
         shell_quote(&name),
@@ -291,6 +329,11 @@ fn run_script_with(o: &ScriptOptions, dropped: &[String]) -> Result<ScriptRun, S
         missing_module: missing_module(&stderr_text),
         stderr_tail,
         dropped_xla_flags: Vec::new(),
+        xla_flags_set_by_script: std::fs::read_to_string(&flags_log)
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect(),
     })
 }
 

@@ -103,6 +103,7 @@ fn failed_record(why: String, sig: Option<BucketSignature>, t0: Instant) -> Mini
         symptom: String::new(),
         culprit: String::new(),
         message: findings::store::normalize_message(&why),
+        partitions: 1,
     });
     MinimizedRecord {
         status: "failed".into(),
@@ -176,6 +177,7 @@ pub fn bucket_case(
                         symptom: String::new(),
                         culprit: String::new(),
                         message: String::new(),
+                        partitions: 1,
                     },
                 ),
             };
