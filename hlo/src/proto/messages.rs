@@ -530,10 +530,12 @@ pub struct OpMetadata {
     pub scheduling_name: String,
 }
 
-/// `xla.OpSharding` (the kinds hlo-diff writes: replicated, maximal, manual, tuple).
+/// `xla.OpSharding`: replicated, maximal, manual, tuple, and tiled (`other`: the tile
+/// assignment's dimensions, its devices as a list or as an iota reshaped and transposed, the
+/// last tile dimension replicated or the last tile dimensions of other kinds).
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct OpSharding {
-    /// 0 replicated, 1 maximal, 2 tuple, 3 other, 4 manual, 5 unknown.
+    /// 0 replicated, 1 maximal, 2 tuple, 3 other, 4 manual, 5 unknown, 6 unreduced.
     #[prost(int32, tag = "1")]
     pub r#type: i32,
     #[prost(int64, repeated, tag = "3")]
@@ -542,7 +544,25 @@ pub struct OpSharding {
     pub tile_assignment_devices: Vec<i64>,
     #[prost(message, repeated, tag = "5")]
     pub tuple_shardings: Vec<OpSharding>,
+    #[prost(bool, tag = "6")]
+    pub replicate_on_last_tile_dim: bool,
+    /// Sharding types of the last tile dimensions (`last_tile_dims={manual, replicated}`).
+    #[prost(int32, repeated, tag = "8")]
+    pub last_tile_dims: Vec<i32>,
+    #[prost(int64, repeated, tag = "9")]
+    pub iota_reshape_dims: Vec<i64>,
+    #[prost(int32, repeated, tag = "10")]
+    pub iota_transpose_perm: Vec<i32>,
 }
+
+/// The `OpSharding` type numbers of the kinds a last tile dimension may have, by the names
+/// HLO text gives them.
+pub const SHARDING_TYPE_NAMES: [(i32, &str); 4] = [
+    (0, "replicated"),
+    (1, "maximal"),
+    (4, "manual"),
+    (6, "unreduced"),
+];
 
 /// `xla.OutputOperandAliasing`.
 #[derive(Clone, PartialEq, prost::Message)]

@@ -838,7 +838,14 @@ fn frontend_text(f: &FrontendAttributes) -> String {
     let items: Vec<String> = f
         .map
         .iter()
-        .map(|(k, v)| format!("{k}={}", quote(v)))
+        // A dictionary value is written as it is, like XLA writes it; anything else quoted.
+        .map(|(k, v)| {
+            if v.starts_with('{') && v.ends_with('}') {
+                format!("{k}={v}")
+            } else {
+                format!("{k}={}", quote(v))
+            }
+        })
         .collect();
     format!("{{{}}}", items.join(","))
 }
@@ -876,7 +883,7 @@ fn metadata_text(m: &OpMetadata) -> String {
     format!("{{{}}}", items.join(" "))
 }
 
-fn sharding_text(s: &OpSharding) -> Result<String, ProtoError> {
+pub(super) fn sharding_text(s: &OpSharding) -> Result<String, ProtoError> {
     Ok(match s.r#type {
         0 => "{replicated}".into(),
         1 => format!(
@@ -884,6 +891,7 @@ fn sharding_text(s: &OpSharding) -> Result<String, ProtoError> {
             s.tile_assignment_devices.first().copied().unwrap_or(0)
         ),
         4 => "{manual}".into(),
+        3 => tiled_sharding_text(s)?,
         2 => {
             let items = s
                 .tuple_shardings
@@ -898,6 +906,53 @@ fn sharding_text(s: &OpSharding) -> Result<String, ProtoError> {
             )))
         }
     })
+}
+
+/// A tiled sharding as XLA prints it: `{devices=[2,1]<=[2]}`, `{devices=[2,2]<=[2,2]T(1,0)}`,
+/// `{devices=[2,1]1,0}`, with ` last_tile_dim_replicate` or ` last_tile_dims={manual}`.
+fn tiled_sharding_text(s: &OpSharding) -> Result<String, ProtoError> {
+    let ints = |v: &[i64]| {
+        v.iter()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let mut out = format!("{{devices=[{}]", ints(&s.tile_assignment_dimensions));
+    if !s.iota_reshape_dims.is_empty() {
+        out.push_str(&format!("<=[{}]", ints(&s.iota_reshape_dims)));
+        let identity = s
+            .iota_transpose_perm
+            .iter()
+            .enumerate()
+            .all(|(i, &p)| p as usize == i);
+        if !identity {
+            let perm: Vec<i64> = s.iota_transpose_perm.iter().map(|&p| p as i64).collect();
+            out.push_str(&format!("T({})", ints(&perm)));
+        }
+    } else {
+        out.push_str(&ints(&s.tile_assignment_devices));
+    }
+    if s.replicate_on_last_tile_dim {
+        out.push_str(" last_tile_dim_replicate");
+    }
+    if !s.last_tile_dims.is_empty() {
+        let names = s
+            .last_tile_dims
+            .iter()
+            .map(|n| {
+                SHARDING_TYPE_NAMES
+                    .iter()
+                    .find(|(k, _)| k == n)
+                    .map(|(_, name)| *name)
+                    .ok_or_else(|| {
+                        ProtoError::Unsupported(format!("last tile dimension of sharding type {n}"))
+                    })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        out.push_str(&format!(" last_tile_dims={{{}}}", names.join(", ")));
+    }
+    out.push('}');
+    Ok(out)
 }
 
 /// A `LiteralProto` as a literal (elements from the layout's physical order to row-major).

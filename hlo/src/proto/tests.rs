@@ -49,3 +49,28 @@ fn what_the_proto_cannot_carry_is_an_error_not_a_loss() {
         Err(ProtoError::Malformed(_))
     ));
 }
+
+/// Tiled shardings (what jax writes for a program sharded over devices) go to `OpSharding`
+/// and back to the text XLA prints: the tile assignment as an iota (reshaped, transposed) or a
+/// device list, a replicated last tile dimension, last tile dimensions of other kinds.
+#[test]
+fn tiled_shardings_round_trip_through_op_sharding() {
+    for text in [
+        "{devices=[2,1]<=[2]}",
+        "{devices=[2,2]<=[2,2]T(1,0)}",
+        "{devices=[2,1]1,0}",
+        "{devices=[1,4,1,2]<=[8] last_tile_dim_replicate}",
+        "{devices=[1,2,2]<=[4] last_tile_dims={manual}}",
+        "{devices=[2,1,2]<=[4] last_tile_dims={manual, replicated}}",
+        "{{devices=[2,1]<=[2]}, {replicated}}",
+    ] {
+        let s = super::write::sharding(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+        assert_eq!(super::read::sharding_text(&s).unwrap(), text);
+    }
+    let s = super::write::sharding("{devices=[2,2]<=[2,2]T(1,0)}").unwrap();
+    assert_eq!(s.r#type, 3);
+    assert_eq!(s.tile_assignment_dimensions, vec![2, 2]);
+    assert_eq!(s.iota_reshape_dims, vec![2, 2]);
+    assert_eq!(s.iota_transpose_perm, vec![1, 0]);
+    assert!(super::write::sharding("{devices=[2]<=[2] metadata={op_name=\"x\"}}").is_err());
+}

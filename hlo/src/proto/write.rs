@@ -828,14 +828,33 @@ fn metadata(v: &str) -> Result<OpMetadata, ProtoError> {
     Ok(md)
 }
 
+/// `{k="v",k2={...}}`: a value is a quoted string, or a dictionary written as it is
+/// (`xla.sdy.meshes={mesh = #sdy.mesh<["x"=2]>}`), kept verbatim.
 fn frontend(v: &str) -> Result<FrontendAttributes, ProtoError> {
-    Ok(FrontendAttributes {
-        map: key_values(v, "frontend_attributes")?.into_iter().collect(),
-    })
+    let mut map = std::collections::BTreeMap::new();
+    for item in top_level_items(v, "frontend_attributes")? {
+        let (k, value) = item.split_once('=').ok_or_else(|| {
+            ProtoError::Attr("frontend_attributes".into(), format!("{item:?} is not k=v"))
+        })?;
+        let k = k.trim();
+        let k = if k.starts_with('"') {
+            unquote(k).map_err(|e| ProtoError::Attr("frontend_attributes".into(), e))?
+        } else {
+            k.to_string()
+        };
+        let value = value.trim();
+        let value = if value.starts_with('"') {
+            unquote(value).map_err(|e| ProtoError::Attr("frontend_attributes".into(), e))?
+        } else {
+            value.to_string()
+        };
+        map.insert(k, value);
+    }
+    Ok(FrontendAttributes { map })
 }
 
 /// `{replicated}`, `{maximal device=N}`, `{manual}`, or a tuple of those.
-fn sharding(v: &str) -> Result<OpSharding, ProtoError> {
+pub(super) fn sharding(v: &str) -> Result<OpSharding, ProtoError> {
     let mut t = Toks::new(v, "sharding")?;
     let s = sharding_in(&mut t)?;
     t.done()?;
@@ -885,6 +904,7 @@ fn sharding_in(t: &mut Toks) -> Result<OpSharding, ProtoError> {
                 ..Default::default()
             }
         }
+        "devices" => tiled_sharding(t)?,
         other => {
             return Err(ProtoError::Unsupported(format!(
                 "sharding {{{other} ...}} cannot be written to a proto by this writer"
@@ -892,6 +912,82 @@ fn sharding_in(t: &mut Toks) -> Result<OpSharding, ProtoError> {
         }
     };
     t.expect(Tok::Close('}'))?;
+    Ok(s)
+}
+
+/// `[a,b,...]` (or with `(`/`)`): the integers.
+fn delimited_ints(t: &mut Toks, open: char, close: char) -> Result<Vec<i64>, ProtoError> {
+    t.expect(Tok::Open(open))?;
+    let mut v = Vec::new();
+    if t.eat(&Tok::Close(close)) {
+        return Ok(v);
+    }
+    loop {
+        v.push(t.int()?);
+        if t.eat(&Tok::Close(close)) {
+            return Ok(v);
+        }
+        t.expect(Tok::Comma)?;
+    }
+}
+
+/// The rest of a tiled sharding after `devices`: `=[2,1]` the tile assignment's dimensions,
+/// then its devices, `<=[4]` (an iota, reshaped: `<=[2,2]`, and transposed: `T(1,0)`) or a
+/// list `0,1`, then `last_tile_dim_replicate` or `last_tile_dims={manual, replicated}`.
+fn tiled_sharding(t: &mut Toks) -> Result<OpSharding, ProtoError> {
+    t.expect(Tok::Eq)?;
+    let mut s = OpSharding {
+        r#type: 3,
+        tile_assignment_dimensions: delimited_ints(t, '[', ']')?,
+        ..Default::default()
+    };
+    if t.peek() == Some(&Tok::Word("<".into())) {
+        t.next();
+        t.expect(Tok::Eq)?;
+        s.iota_reshape_dims = delimited_ints(t, '[', ']')?;
+        if t.peek() == Some(&Tok::Word("T".into())) {
+            t.next();
+            s.iota_transpose_perm = delimited_ints(t, '(', ')')?
+                .into_iter()
+                .map(|p| p as i32)
+                .collect();
+        } else {
+            s.iota_transpose_perm = (0..s.iota_reshape_dims.len() as i32).collect();
+        }
+    } else {
+        loop {
+            s.tile_assignment_devices.push(t.int()?);
+            if !t.eat(&Tok::Comma) {
+                break;
+            }
+        }
+    }
+    while let Some(Tok::Word(w)) = t.peek().cloned() {
+        t.next();
+        match w.as_str() {
+            "last_tile_dim_replicate" => s.replicate_on_last_tile_dim = true,
+            "last_tile_dims" => {
+                t.expect(Tok::Eq)?;
+                t.expect(Tok::Open('{'))?;
+                loop {
+                    let name = t.word()?;
+                    let Some((n, _)) = SHARDING_TYPE_NAMES.iter().find(|(_, k)| *k == name) else {
+                        return t.err(format!("unknown last tile dimension kind {name:?}"));
+                    };
+                    s.last_tile_dims.push(*n);
+                    if t.eat(&Tok::Close('}')) {
+                        break;
+                    }
+                    t.expect(Tok::Comma)?;
+                }
+            }
+            other => {
+                return Err(ProtoError::Unsupported(format!(
+                    "sharding {{devices=... {other}}} cannot be written to a proto by this writer"
+                )))
+            }
+        }
+    }
     Ok(s)
 }
 
