@@ -13,8 +13,9 @@
 //! `scripts/setup` installs (or `HLO_DIFF_PJRT_PLUGIN`); fails without them unless
 //! `HLO_DIFF_SKIP_XLA=1`.
 
+mod common;
+
 use engine::backend::{Backend, Outcome, RunOptions};
-use engine::interp_backend::InterpBackend;
 use engine::worker::{default_pjrt_plugin, Platform, WorkerBackend, WorkerConfig};
 use hlo::{Literal, Module};
 use judge::classify::VerdictKind;
@@ -47,23 +48,7 @@ fn xla_cpu() -> &'static WorkerBackend {
 fn verdict(m: &Module, inputs: &[Literal], opts: &RunOptions) -> (VerdictKind, String) {
     let text = hlo::print::module_to_string(m);
     let outcome = pjrt().run(&text, inputs, opts);
-    let outcomes = vec![
-        (
-            engine::ORACLE.to_string(),
-            InterpBackend::new().run_module(m, inputs),
-        ),
-        ("pjrt".to_string(), outcome),
-    ];
-    let v = judge::Judge::offline()
-        .judge(&judge::Trial {
-            module: m,
-            text: Some(&text),
-            inputs,
-            outcomes: &outcomes,
-            reruns: &[],
-            tolerance: &judge::compare::Tolerance::for_module(m),
-        })
-        .verdict;
+    let v = common::judge_against_oracle("pjrt", m, Some(&text), inputs, outcome);
     (v.kind, v.message)
 }
 
@@ -108,24 +93,7 @@ fn generator_test_modules() -> Vec<(String, Module, generators::Config)> {
 
 /// The verdict kind of `backend`'s outcome against the oracle.
 fn judge_on(backend: &str, m: &Module, inputs: &[Literal], outcome: Outcome) -> VerdictKind {
-    let outcomes = vec![
-        (
-            engine::ORACLE.to_string(),
-            InterpBackend::new().run_module(m, inputs),
-        ),
-        (backend.to_string(), outcome),
-    ];
-    judge::Judge::offline()
-        .judge(&judge::Trial {
-            module: m,
-            text: None,
-            inputs,
-            outcomes: &outcomes,
-            reruns: &[],
-            tolerance: &judge::compare::Tolerance::for_module(m),
-        })
-        .verdict
-        .kind
+    common::judge_against_oracle(backend, m, None, inputs, outcome).kind
 }
 
 /// Inputs with plain values (as `hlo-diff run` and XLA's `run_hlo_module` make them).

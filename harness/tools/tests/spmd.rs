@@ -6,8 +6,9 @@
 //! The modules are `corpora/jax-sharded/` (real jax programs jitted with shardings over 2 and
 //! 4 host devices, written by `corpora/gen_sharded.py`).
 
+mod common;
+
 use engine::backend::{Backend, Outcome, RunOptions};
-use engine::interp_backend::InterpBackend;
 use engine::worker::{Platform, WorkerBackend, WorkerConfig};
 use hlo::{Literal, Module};
 use judge::classify::VerdictKind;
@@ -19,23 +20,7 @@ fn xla_cpu() -> &'static WorkerBackend {
 }
 
 fn judge(m: &Module, inputs: &[Literal], outcome: Outcome) -> (VerdictKind, String) {
-    let outcomes = vec![
-        (
-            engine::ORACLE.to_string(),
-            InterpBackend::new().run_module(m, inputs),
-        ),
-        ("xla-cpu".to_string(), outcome),
-    ];
-    let v = judge::Judge::offline()
-        .judge(&judge::Trial {
-            module: m,
-            text: None,
-            inputs,
-            outcomes: &outcomes,
-            reruns: &[],
-            tolerance: &judge::compare::Tolerance::for_module(m),
-        })
-        .verdict;
+    let v = common::judge_against_oracle("xla-cpu", m, None, inputs, outcome);
     (v.kind, v.message)
 }
 

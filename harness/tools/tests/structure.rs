@@ -10,8 +10,9 @@
 //! Needs the project's Python and the plugin `scripts/setup` installs; fails without them
 //! unless `HLO_DIFF_SKIP_XLA=1`.
 
+mod common;
+
 use engine::backend::{Backend, RunOptions};
-use engine::interp_backend::InterpBackend;
 use engine::worker::{default_pjrt_plugin, Platform, WorkerBackend, WorkerConfig};
 use hlo::{Literal, Module};
 use judge::classify::VerdictKind;
@@ -27,26 +28,8 @@ fn verdict(
     b: &WorkerBackend,
 ) -> (VerdictKind, String) {
     let text = hlo::print::module_to_string(m);
-    let outcomes = vec![
-        (
-            engine::ORACLE.to_string(),
-            InterpBackend::new().run_module(m, inputs),
-        ),
-        (
-            backend.to_string(),
-            b.run(&text, inputs, &RunOptions::default()),
-        ),
-    ];
-    let v = judge::Judge::offline()
-        .judge(&judge::Trial {
-            module: m,
-            text: Some(&text),
-            inputs,
-            outcomes: &outcomes,
-            reruns: &[],
-            tolerance: &judge::compare::Tolerance::for_module(m),
-        })
-        .verdict;
+    let outcome = b.run(&text, inputs, &RunOptions::default());
+    let v = common::judge_against_oracle(backend, m, Some(&text), inputs, outcome);
     (v.kind, v.message)
 }
 

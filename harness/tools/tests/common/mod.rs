@@ -13,6 +13,35 @@ pub fn xla_cpu() -> Option<WorkerBackend> {
     need_xla().then(|| WorkerBackend::xla_cpu(WorkerConfig::new(Platform::Cpu).with_workers(1)))
 }
 
+/// The judge's verdict on `backend`'s `outcome` for `m` (its text, when the backend ran a
+/// text of its own) against the oracle's run of the same inputs, offline (allowed
+/// implementation choices only, no voter).
+pub fn judge_against_oracle(
+    backend: &str,
+    m: &hlo::Module,
+    text: Option<&str>,
+    inputs: &[Literal],
+    outcome: Outcome,
+) -> judge::Verdict {
+    let outcomes = vec![
+        (
+            engine::ORACLE.to_string(),
+            engine::interp_backend::InterpBackend::new().run_module(m, inputs),
+        ),
+        (backend.to_string(), outcome),
+    ];
+    judge::Judge::offline()
+        .judge(&judge::Trial {
+            module: m,
+            text,
+            inputs,
+            outcomes: &outcomes,
+            reruns: &[],
+            tolerance: &judge::compare::Tolerance::for_module(m),
+        })
+        .verdict
+}
+
 pub fn f32_scalar(v: f32) -> Literal {
     Literal::Array(
         ArrayLiteral::from_bytes(PrimitiveType::F32, vec![], v.to_le_bytes().to_vec()).unwrap(),
