@@ -241,6 +241,12 @@ pub struct Config {
     /// (`sharding={replicated}` or `sharding={maximal device=0}`; never a mesh-referring form,
     /// registry entry xla-sdy-sharding-unknown-mesh-abort).
     pub sharding_percent: u32,
+    /// Percent chance per module (with `sharding_percent` above 0) that it is an SPMD program
+    /// partitioned over 2 or 4 devices (`num_partitions` in its header, which the engine runs
+    /// on that many host devices): its sharding annotations are then also tiled (along one
+    /// dimension, over two, partially replicated, with a transposed device order) and maximal
+    /// on any of its devices. 0 (the default) draws nothing, so other modules stay as they were.
+    pub spmd_percent: u32,
     /// Percent chance per while loop of a data-dependent trip count (the bound, clamped to
     /// `0..=max_trip_count`, comes from data and rides in the loop's tuple state), per
     /// conditional of 4 or 5 branches indexed by an s32 converted from data, and per reducer or
@@ -287,6 +293,7 @@ impl Default for Config {
             layout_percent: 0,
             sharding_percent: 0,
             nested_control_percent: 0,
+            spmd_percent: 0,
         }
     }
 }
@@ -417,6 +424,8 @@ impl Config {
             layout_percent: if coin(u, 50) { int(u, 20, 100) } else { 0 },
             sharding_percent: if coin(u, 50) { int(u, 5, 30) } else { 0 },
             nested_control_percent: if coin(u, 50) { int(u, 30, 100) } else { 0 },
+            // Kept as the base says: the default mix has no SPMD programs yet.
+            spmd_percent: self.spmd_percent,
         }
     }
 }
@@ -478,6 +487,7 @@ impl<'a> Arbitrary<'a> for Config {
             layout_percent: u.int_in_range(0..=100)?,
             sharding_percent: u.int_in_range(0..=30)?,
             nested_control_percent: u.int_in_range(0..=100)?,
+            spmd_percent: 0,
         })
     }
 }

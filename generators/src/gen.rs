@@ -41,6 +41,8 @@ pub(crate) struct Gen<'a, 'b> {
     pub arith: Vec<PrimitiveType>,
     /// (family, weight) with weight > 0, in a fixed order.
     pub families: Vec<(OpFamily, u32)>,
+    /// The devices the module is partitioned over (`num_partitions`; 1: one device).
+    pub partitions: i64,
 }
 
 pub(crate) fn product(dims: &[i64]) -> u64 {
@@ -74,6 +76,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             types,
             arith,
             families,
+            partitions: 1,
         }
     }
 
@@ -648,6 +651,10 @@ impl<'a, 'b> Gen<'a, 'b> {
             entry,
         };
         crate::structure::write_header(&mut m, &aliases);
+        if self.partitions > 1 {
+            m.header_attrs
+                .push(("num_partitions".to_string(), self.partitions.to_string()));
+        }
         m
     }
 }

@@ -189,21 +189,84 @@ pub(crate) fn assign_layouts(g: &mut Gen, c: &mut Comp, in_place: Option<(i64, I
     }
 }
 
-/// A one-device sharding on some entry instructions of array shape: `{replicated}` or
-/// `{maximal device=0}` (never a form that names a mesh: registry entry
-/// xla-sdy-sharding-unknown-mesh-abort).
+/// A sharding on some entry instructions of array shape (never a form that names a mesh:
+/// registry entry xla-sdy-sharding-unknown-mesh-abort). A one-device module gets
+/// `{replicated}` or `{maximal device=0}`; an SPMD program ([`Config::spmd_percent`], drawn
+/// here and only when that is above 0, so other modules stay as they were) is partitioned over
+/// 2 or 4 devices and gets [`spmd_sharding`]s.
 pub(crate) fn annotate_shardings(g: &mut Gen, c: &mut Comp) {
     if g.cfg.sharding_percent == 0 {
         return;
+    }
+    if g.cfg.spmd_percent > 0 && g.coin(g.cfg.spmd_percent) {
+        g.partitions = g.pick(&[2, 4]);
     }
     for i in 0..c.instrs.len() {
         if !c.instrs[i].shape.is_array() || !g.coin(g.cfg.sharding_percent) {
             continue;
         }
-        let s = g.pick(&["{replicated}", "{maximal device=0}"]);
+        let s = if g.partitions > 1 {
+            let dims = match &c.instrs[i].shape {
+                Shape::Array(a) => a.dims.clone(),
+                _ => Vec::new(),
+            };
+            spmd_sharding(g, &dims)
+        } else {
+            g.pick(&["{replicated}", "{maximal device=0}"]).to_string()
+        };
         c.instrs[i]
             .attrs
-            .push(("sharding".to_string(), Attr::Raw(s.to_string())));
+            .push(("sharding".to_string(), Attr::Raw(s)));
+    }
+}
+
+/// A sharding of an array of extents `dims` over the module's `g.partitions` devices, in XLA's
+/// text: replicated; maximal on one device; tiled along one dimension over every device (the
+/// extent need not divide: the partitioner pads); over two dimensions (4 devices, devices in
+/// iota or transposed order); or tiled over 2 devices with the last tile dimension replicated.
+pub(crate) fn spmd_sharding(g: &mut Gen, dims: &[i64]) -> String {
+    let n = g.partitions;
+    let rank = dims.len();
+    let tiles = |split: &[(usize, i64)], extra: Option<i64>| {
+        let mut t: Vec<String> = (0..rank)
+            .map(|d| {
+                split
+                    .iter()
+                    .find(|(k, _)| *k == d)
+                    .map_or(1, |(_, v)| *v)
+                    .to_string()
+            })
+            .collect();
+        if let Some(e) = extra {
+            t.push(e.to_string());
+        }
+        t.join(",")
+    };
+    let kind = if rank == 0 { g.below(2) } else { g.below(6) };
+    match kind {
+        0 => "{replicated}".to_string(),
+        1 => format!("{{maximal device={}}}", g.range(0, n - 1)),
+        2 | 3 => {
+            let d = g.below(rank);
+            format!("{{devices=[{}]<=[{n}]}}", tiles(&[(d, n)], None))
+        }
+        4 if n == 4 && rank >= 2 => {
+            let a = g.below(rank);
+            let b = (a + 1 + g.below(rank - 1)) % rank;
+            let order = if g.coin(50) { "<=[4]" } else { "<=[2,2]T(1,0)" };
+            format!("{{devices=[{}]{order}}}", tiles(&[(a, 2), (b, 2)], None))
+        }
+        _ if n == 4 => {
+            let d = g.below(rank);
+            format!(
+                "{{devices=[{}]<=[4] last_tile_dim_replicate}}",
+                tiles(&[(d, 2)], Some(2))
+            )
+        }
+        _ => {
+            let d = g.below(rank);
+            format!("{{devices=[{}]<=[2]}}", tiles(&[(d, 2)], None))
+        }
     }
 }
 

@@ -589,24 +589,78 @@ def _gspmd_sharding(devices, op_sharding):
     return GSPMDSharding(devices, op_sharding)
 
 
+def _padded_shape(shape, op_sharding):
+    """The global shape whose even split over the sharding's tiles gives each device the
+    buffer XLA's partitioned program takes: each tiled dimension rounded up to a multiple of its
+    tile count (the partitioner pads the last tiles; their padding is never read)."""
+    from jax._src.lib import xla_client as xc
+    from jax._src.op_shardings import get_num_ways_dim_sharded, is_hlo_sharding_replicated
+    hs = xc.HloSharding.from_proto(op_sharding)
+    if is_hlo_sharding_replicated(hs) or hs.is_manual():
+        return tuple(shape)
+    parts, _ = get_num_ways_dim_sharded(hs)
+    if len(parts) != len(shape):
+        return tuple(shape)
+    return tuple(-(-d // p) * p for d, p in zip(shape, parts))
+
+
+def _maximal_device(op_sharding):
+    """The device of a maximal sharding (a value kept whole on one device), else None."""
+    from jax._src.lib import xla_client as xc
+    hs = xc.HloSharding.from_proto(op_sharding)
+    if not hs.is_maximal():
+        return None
+    m = re.search(r"maximal device=(\d+)", str(hs))
+    return int(m.group(1)) if m else 0
+
+
+def _replicated(devices):
+    from jax._src.sharding_impls import GSPMDSharding
+    return GSPMDSharding.get_replicated(devices)
+
+
 def execute_partitioned(exe, arrays, result_shape, n):
     """Runs an SPMD executable on `n` devices: each global input is split the way the compiled
     program takes that parameter, and each output is put together from its per-device parts the
-    way the program gives it."""
+    way the program gives it. A dimension split unevenly travels padded (see _padded_shape)."""
     devices = API.backend().devices()[:n]
     in_shardings = exe.get_parameter_shardings()
     out_shardings = exe.get_output_shardings()
     if in_shardings is None or out_shardings is None:
         raise Failure("unsupported", "execute", "the partitioned executable gives no shardings")
-    args = [jax.device_put(a, _gspmd_sharding(devices, s)) for a, s in zip(arrays, in_shardings)]
+    args = []
+    for a, s in zip(arrays, in_shardings):
+        if _maximal_device(s) is not None:
+            # A parameter kept whole on one device: every device is given the whole array.
+            args.append(jax.device_put(a, _replicated(devices)))
+            continue
+        padded = _padded_shape(a.shape, s)
+        if padded != a.shape:
+            p = np.zeros(padded, a.dtype)
+            p[tuple(slice(0, d) for d in a.shape)] = a
+            a = p
+        args.append(jax.device_put(a, _gspmd_sharding(devices, s)))
     per_device = exe.execute_sharded(args).disassemble_into_single_device_arrays()
     shapes = [tuple(l["dims"]) for l in leaves(result_shape)] if result_shape is not None else []
     if len(per_device) != len(out_shardings) or len(shapes) != len(per_device):
         raise Failure("unsupported", "execute",
                       "%d outputs, %d output shardings, %d result leaves"
                       % (len(per_device), len(out_shardings), len(shapes)))
-    return [np.asarray(jax.make_array_from_single_device_arrays(shape, _gspmd_sharding(devices, s), parts))
-            for parts, s, shape in zip(per_device, out_shardings, shapes)]
+    outs = []
+    for parts, s, shape in zip(per_device, out_shardings, shapes):
+        owner = _maximal_device(s)
+        if owner is not None:
+            # A result kept whole on one device: that device's buffer.
+            mine = [p for p in parts if list(p.devices())[0].id == devices[owner].id]
+            if not mine:
+                raise Failure("unsupported", "execute", "no buffer of device %d" % owner)
+            outs.append(np.asarray(mine[0]))
+            continue
+        padded = _padded_shape(shape, s)
+        g = np.asarray(jax.make_array_from_single_device_arrays(
+            padded, _gspmd_sharding(devices, s), parts))
+        outs.append(g[tuple(slice(0, d) for d in shape)] if padded != shape else g)
+    return outs
 
 
 def execute_xla(exe, arrays, result_shape, timings, options, dump_to, tmp_dump, before_files, kept):
