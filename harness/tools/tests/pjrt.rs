@@ -121,14 +121,7 @@ fn every_corpus_and_generator_test_module_agrees_with_the_oracle_on_pjrt() {
     }
     let mut failures = Vec::new();
     let mut checked = 0;
-    let dir = test_support::corpora("jax/dump");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.to_string_lossy().ends_with(".before_optimizations.txt"))
-        .collect();
-    files.sort();
+    let files = common::before_optimizations_files(&test_support::corpora("jax/dump"));
     assert!(files.len() >= 60, "{} corpus modules", files.len());
     let mut cases: Vec<(String, Module, Vec<Literal>)> = Vec::new();
     for f in &files {

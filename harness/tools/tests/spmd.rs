@@ -26,15 +26,7 @@ fn judge(m: &Module, inputs: &[Literal], outcome: Outcome) -> (VerdictKind, Stri
 
 /// The sharded corpus: `(file name, text, module)`.
 fn sharded_modules() -> Vec<(String, String, Module)> {
-    let dir = test_support::corpora("jax-sharded");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.to_string_lossy().ends_with(".before_optimizations.txt"))
-        .collect();
-    files.sort();
-    files
+    common::before_optimizations_files(&test_support::corpora("jax-sharded"))
         .iter()
         .map(|f| {
             let text = std::fs::read_to_string(f).unwrap();

@@ -42,6 +42,18 @@ pub fn judge_against_oracle(
         .verdict
 }
 
+/// The `before_optimizations` texts of a dump directory, sorted by file name.
+pub fn before_optimizations_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().ends_with(".before_optimizations.txt"))
+        .collect();
+    files.sort();
+    files
+}
+
 pub fn f32_scalar(v: f32) -> Literal {
     Literal::Array(
         ArrayLiteral::from_bytes(PrimitiveType::F32, vec![], v.to_le_bytes().to_vec()).unwrap(),
