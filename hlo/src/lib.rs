@@ -12,6 +12,7 @@ pub mod print;
 pub mod proto;
 pub mod semantics;
 pub mod shape;
+pub mod sharding;
 pub mod types;
 pub mod verify;
 

@@ -170,6 +170,10 @@ pub struct WorkerConfig {
     /// a new worker (`import jax`, a second or more). No executable is kept between requests.
     /// The Python worker only.
     pub fork_per_request: bool,
+    /// Devices of each worker's client: above 1, XLA CPU's host devices an SPMD program runs
+    /// on (`--xla_force_host_platform_device_count` for the Python worker, `--devices` for the
+    /// PJRT worker). Set by [`WorkerPool::partitioned`].
+    pub host_devices: usize,
 }
 
 impl WorkerConfig {
@@ -187,6 +191,7 @@ impl WorkerConfig {
             script: None,
             pjrt_plugin: None,
             fork_per_request: false,
+            host_devices: 1,
         }
     }
 
@@ -389,6 +394,9 @@ impl Worker {
             })?;
             let mut cmd = Command::new(bin);
             cmd.arg("--plugin").arg(plugin);
+            if cfg.host_devices > 1 {
+                cmd.arg("--devices").arg(cfg.host_devices.to_string());
+            }
             return Ok(cmd);
         }
         let script = match &cfg.script {
@@ -733,22 +741,29 @@ impl WorkerPool {
     }
 
     /// The pool for SPMD programs ([`WorkerPool::partitioned`]): this configuration with
-    /// [`HOST_DEVICES`] host devices. This pool itself for a pool already made so.
+    /// [`HOST_DEVICES`] host devices. This pool itself for a pool already made so (or a Python
+    /// pool whose `XLA_FLAGS` already give its workers that many devices).
     pub fn partitioned(self: &Arc<Self>) -> Arc<WorkerPool> {
+        let python = self.cfg.pjrt_plugin.is_none();
         let flags = xla_flags_with_devices(&self.cfg, HOST_DEVICES);
-        if self
-            .cfg
-            .env
-            .iter()
-            .any(|(k, v)| k == "XLA_FLAGS" && *v == flags)
+        if self.cfg.host_devices >= HOST_DEVICES
+            || (python
+                && self
+                    .cfg
+                    .env
+                    .iter()
+                    .any(|(k, v)| k == "XLA_FLAGS" && *v == flags))
         {
             return self.clone();
         }
         self.partitioned
             .get_or_init(|| {
                 let mut cfg = self.cfg.clone();
-                cfg.env.retain(|(k, _)| k != "XLA_FLAGS");
-                cfg.env.push(("XLA_FLAGS".into(), flags));
+                cfg.host_devices = HOST_DEVICES;
+                if python {
+                    cfg.env.retain(|(k, _)| k != "XLA_FLAGS");
+                    cfg.env.push(("XLA_FLAGS".into(), flags));
+                }
                 WorkerPool::new(cfg)
             })
             .clone()
@@ -1086,16 +1101,8 @@ impl Backend for WorkerBackend {
                 what: "token inputs cannot be fed from the host".into(),
             };
         }
-        // An SPMD program runs partitioned, on host devices of a worker that has them; the
-        // pjrt worker runs one device.
+        // An SPMD program runs partitioned, on host devices of a worker that has them.
         let partitions = crate::backend::module_partitions(module_text);
-        if partitions > 1 && self.pool.config().pjrt_plugin.is_some() {
-            return Outcome::Unsupported {
-                what: format!(
-                    "an SPMD program (num_partitions={partitions}): the pjrt worker runs one device"
-                ),
-            };
-        }
         let pool = match (partitions > 1, self.engine, self.pool.config().platform) {
             (true, Engine::Xla, Platform::Cpu) => self.pool.partitioned(),
             _ => self.pool.clone(),

@@ -16,23 +16,10 @@
 mod common;
 
 use engine::backend::{Backend, Outcome, RunOptions};
-use engine::worker::{default_pjrt_plugin, Platform, WorkerBackend, WorkerConfig};
+use engine::worker::{Platform, WorkerBackend, WorkerConfig};
 use hlo::{Literal, Module};
 use judge::classify::VerdictKind;
 use std::sync::OnceLock;
-
-fn need_pjrt() -> bool {
-    if !test_support::need_xla() {
-        return false;
-    }
-    let plugin = default_pjrt_plugin();
-    assert!(
-        plugin.is_file(),
-        "no PJRT plugin at {}: run scripts/setup or set HLO_DIFF_PJRT_PLUGIN",
-        plugin.display()
-    );
-    true
-}
 
 fn pjrt() -> &'static WorkerBackend {
     static B: OnceLock<WorkerBackend> = OnceLock::new();
@@ -116,7 +103,7 @@ fn jaxlib_lapack(failure: &str) -> bool {
 
 #[test]
 fn every_corpus_and_generator_test_module_agrees_with_the_oracle_on_pjrt() {
-    if !need_pjrt() {
+    if !common::need_pjrt() {
         return;
     }
     let mut failures = Vec::new();
@@ -205,7 +192,7 @@ fn every_corpus_and_generator_test_module_agrees_with_the_oracle_on_pjrt() {
 /// `compile_and_load` replaces them with the defaults; both give the oracle's values.
 #[test]
 fn layouts_the_jaxlib_route_drops_are_kept_on_pjrt() {
-    if !need_pjrt() {
+    if !common::need_pjrt() {
         return;
     }
     let text = "HloModule layouts, entry_computation_layout={(f32[2,3]{0,1})->f32[3,2]{0,1}}\n\n\
@@ -250,7 +237,7 @@ fn layouts_the_jaxlib_route_drops_are_kept_on_pjrt() {
 /// mismatch with the oracle, without the option a match.
 #[test]
 fn an_injected_divergence_is_found_through_pjrt() {
-    if !need_pjrt() {
+    if !common::need_pjrt() {
         return;
     }
     let text = "HloModule fast_min_max\n\nENTRY %e (a: f32[4], b: f32[4]) -> f32[4] {\n  \

@@ -4,7 +4,9 @@
 //! global result with the oracle's (shardings do not change values).
 //!
 //! The modules are `corpora/jax-sharded/` (real jax programs jitted with shardings over 2 and
-//! 4 host devices, written by `corpora/gen_sharded.py`).
+//! 4 host devices, written by `corpora/gen_sharded.py`). Both workers run them: the jaxlib
+//! worker (`xla-cpu`, jax splits the inputs) and the PJRT worker (`pjrt`, the XLA CPU plugin
+//! with host devices; `hlo::sharding` splits them).
 
 mod common;
 
@@ -19,8 +21,26 @@ fn xla_cpu() -> &'static WorkerBackend {
     B.get_or_init(|| WorkerBackend::xla_cpu(WorkerConfig::new(Platform::Cpu).with_workers(1)))
 }
 
-fn judge(m: &Module, inputs: &[Literal], outcome: Outcome) -> (VerdictKind, String) {
-    let v = common::judge_against_oracle("xla-cpu", m, None, inputs, outcome);
+fn pjrt() -> &'static WorkerBackend {
+    static B: OnceLock<WorkerBackend> = OnceLock::new();
+    B.get_or_init(|| WorkerBackend::pjrt(WorkerConfig::new(Platform::Cpu).with_workers(1)))
+}
+
+/// Both workers, when the tests may run XLA (the PJRT plugin then must be there).
+fn backends() -> Vec<&'static WorkerBackend> {
+    if !common::need_pjrt() {
+        return Vec::new();
+    }
+    vec![xla_cpu(), pjrt()]
+}
+
+fn judge(
+    b: &WorkerBackend,
+    m: &Module,
+    inputs: &[Literal],
+    outcome: Outcome,
+) -> (VerdictKind, String) {
+    let v = common::judge_against_oracle(b.name(), m, None, inputs, outcome);
     (v.kind, v.message)
 }
 
@@ -37,14 +57,18 @@ fn sharded_modules() -> Vec<(String, String, Module)> {
         .collect()
 }
 
-/// Every sharded corpus program, on 2 and on 4 devices as its header says: XLA partitions it
-/// (the optimized module is per device: its entry takes other shapes than the global
-/// program), and the judge finds no bug against the oracle's global result.
+/// Every sharded corpus program, on 2 and on 4 devices as its header says, on both workers:
+/// XLA partitions it (the optimized module is per device: its entry takes other shapes than
+/// the global program), and the judge finds no bug against the oracle's global result.
 #[test]
 fn sharded_programs_run_partitioned_and_agree_with_the_oracle() {
-    if !test_support::need_xla() {
-        return;
+    for b in backends() {
+        sharded_programs_agree_on(b);
     }
+}
+
+fn sharded_programs_agree_on(b: &WorkerBackend) {
+    let who = b.name();
     let modules = sharded_modules();
     assert!(modules.len() >= 12, "{} sharded modules", modules.len());
     let opts = RunOptions {
@@ -65,9 +89,9 @@ fn sharded_programs_run_partitioned_and_agree_with_the_oracle() {
                 ..generators::Config::default()
             },
         );
-        let outcome = xla_cpu().run(text, &inputs, &opts);
+        let outcome = b.run(text, &inputs, &opts);
         let Outcome::Ok(r) = &outcome else {
-            failures.push(format!("{name}: {outcome}"));
+            failures.push(format!("{who}: {name}: {outcome}"));
             continue;
         };
         let optimized = r.optimized_hlo.as_deref().unwrap_or("");
@@ -87,14 +111,14 @@ fn sharded_programs_run_partitioned_and_agree_with_the_oracle() {
             || layout(header) == layout(global_layout)
         {
             failures.push(format!(
-                "{name}: not partitioned {n} ways:\n  global    {}\n  optimized {header}",
+                "{who}: {name}: not partitioned {n} ways:\n  global    {}\n  optimized {header}",
                 global_layout.chars().take(200).collect::<String>()
             ));
             continue;
         }
-        let (kind, message) = judge(m, &inputs, outcome);
+        let (kind, message) = judge(b, m, &inputs, outcome);
         if kind.is_finding() {
-            failures.push(format!("{name}: {kind:?}: {message}"));
+            failures.push(format!("{who}: {name}: {kind:?}: {message}"));
         }
     }
     assert!(
@@ -110,12 +134,17 @@ fn sharded_programs_run_partitioned_and_agree_with_the_oracle() {
 /// §maximum), so the NaN must reach the result. XLA CPU's all-reduce drops it
 /// (`xla-cpu-all-reduce-max-drops-nan`): the judge says mismatch at that element and nowhere
 /// else. The controls: the same inputs without the NaN match, and so does the same program
-/// with the NaN on one device (its header without `num_partitions`).
+/// with the NaN on one device (its header without `num_partitions`). On both workers: the
+/// plugin's XLA (0.11.2) drops it too.
 #[test]
 fn a_nan_lost_between_shards_is_a_finding_of_the_partitioned_program() {
-    if !test_support::need_xla() {
-        return;
+    for b in backends() {
+        a_nan_lost_between_shards_is_found_on(b);
     }
+}
+
+fn a_nan_lost_between_shards_is_found_on(b: &WorkerBackend) {
+    let who = b.name();
     let (name, text, m) = sharded_modules()
         .into_iter()
         .find(|(n, _, _)| n.contains("sharded_reduce_max"))
@@ -134,17 +163,17 @@ fn a_nan_lost_between_shards_is_a_finding_of_the_partitioned_program() {
     };
     let opts = RunOptions::default();
     let plain = rows(false);
-    let (kind, message) = judge(&m, &plain, xla_cpu().run(&text, &plain, &opts));
-    assert_eq!(kind, VerdictKind::Match, "{message}");
+    let (kind, message) = judge(b, &m, &plain, b.run(&text, &plain, &opts));
+    assert_eq!(kind, VerdictKind::Match, "{who}: {message}");
     let with_nan = rows(true);
     let one_device = text.replacen("num_partitions=2", "num_partitions=1", 1);
     assert_eq!(engine::backend::module_partitions(&one_device), 1);
-    let (kind, message) = judge(&m, &with_nan, xla_cpu().run(&one_device, &with_nan, &opts));
-    assert_eq!(kind, VerdictKind::Match, "one device: {message}");
-    let (kind, message) = judge(&m, &with_nan, xla_cpu().run(&text, &with_nan, &opts));
-    assert_eq!(kind, VerdictKind::Mismatch, "{message}");
+    let (kind, message) = judge(b, &m, &with_nan, b.run(&one_device, &with_nan, &opts));
+    assert_eq!(kind, VerdictKind::Match, "{who}, one device: {message}");
+    let (kind, message) = judge(b, &m, &with_nan, b.run(&text, &with_nan, &opts));
+    assert_eq!(kind, VerdictKind::Mismatch, "{who}: {message}");
     assert!(
-        message.contains("element 1: xla-cpu gives 2.0, legitimate: NaN"),
+        message.contains(&format!("element 1: {who} gives 2.0, legitimate: NaN")),
         "{message}"
     );
 }
@@ -156,9 +185,13 @@ fn a_nan_lost_between_shards_is_a_finding_of_the_partitioned_program() {
 /// and what XLA does wrong (a crash in its partitioner, a wrong value) is printed as a finding.
 #[test]
 fn generated_spmd_programs_run_partitioned() {
-    if !test_support::need_xla() {
-        return;
+    for b in backends() {
+        generated_spmd_programs_run_on(b);
     }
+}
+
+fn generated_spmd_programs_run_on(b: &WorkerBackend) {
+    let who = b.name();
     let cfg = generators::Config {
         sharding_percent: 40,
         spmd_percent: 100,
@@ -176,7 +209,7 @@ fn generated_spmd_programs_run_partitioned() {
             tiled += 1;
         }
         let inputs = generators::inputs::generate_inputs_from_seed(&m, seed, &cfg);
-        let outcome = xla_cpu().run(&text, &inputs, &RunOptions::default());
+        let outcome = b.run(&text, &inputs, &RunOptions::default());
         match &outcome {
             Outcome::Unsupported { .. }
             | Outcome::HarnessError { .. }
@@ -190,7 +223,7 @@ fn generated_spmd_programs_run_partitioned() {
             }
             _ => {}
         }
-        let (kind, message) = judge(&m, &inputs, outcome);
+        let (kind, message) = judge(b, &m, &inputs, outcome);
         if kind.is_finding() {
             findings.push(format!("seed {seed}: {kind:?}: {message}"));
         } else {
@@ -198,11 +231,15 @@ fn generated_spmd_programs_run_partitioned() {
         }
     }
     eprintln!(
-        "{agreed} of {seeds} generated SPMD programs agree with the oracle; {tiled} have tiled \
-         shardings; findings:\n{}",
+        "{who}: {agreed} of {seeds} generated SPMD programs agree with the oracle; {tiled} have \
+         tiled shardings; findings:\n{}",
         findings.join("\n")
     );
-    assert!(engine_errors.is_empty(), "{}", engine_errors.join("\n"));
+    assert!(
+        engine_errors.is_empty(),
+        "{who}: {}",
+        engine_errors.join("\n")
+    );
     assert!(tiled >= seeds / 2, "{tiled} modules with tiled shardings");
     assert!(
         agreed >= seeds / 2,

@@ -176,6 +176,28 @@ args!(ExecutableDestroyArgs { executable: *mut Executable });
 args!(ExecutableNumOutputsArgs { executable: *mut Executable, num_outputs: usize });
 args!(ExecutableOptimizedProgramArgs { executable: *mut Executable, program: *mut Program });
 
+args!(ExecutableShardingsArgs {
+    executable: *mut Executable,
+    num: usize,
+    shardings: *const *const u8,
+    sharding_sizes: *const usize,
+});
+
+/// `PJRT_Extension_Base`: the head of every extension in the chain that starts at
+/// `PJRT_Api.extension_start`.
+#[repr(C)]
+pub struct ExtensionBase {
+    pub struct_size: usize,
+    pub extension_type: i32,
+    pub next: *const ExtensionBase,
+}
+
+/// `PJRT_Extension_Type_Shardings` (`PJRT_Shardings_Extension`, pjrt_c_api_shardings_extension.h,
+/// API 0.91): after its base, `PJRT_Executable_ParameterShardings` then
+/// `PJRT_Executable_OutputShardings`, each filling [`ExecutableShardingsArgs`] with serialized
+/// `xla.OpSharding`s.
+pub const EXTENSION_SHARDINGS: i32 = 19;
+
 /// `PJRT_NamedValue`.
 #[repr(C)]
 pub struct NamedValue {

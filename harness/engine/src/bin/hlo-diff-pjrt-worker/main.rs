@@ -3,8 +3,14 @@
 //! `pjrt` backend.
 //!
 //! ```text
-//! hlo-diff-pjrt-worker --plugin PATH
+//! hlo-diff-pjrt-worker --plugin PATH [--devices N]
 //! ```
+//!
+//! With `--devices N` (N above 1) the client has N devices (XLA CPU's host devices), and a
+//! request whose `num_partitions` option is above 1 is an SPMD program: it is compiled with SPMD
+//! partitioning over that many devices, each global input is split by the sharding XLA's
+//! compiled program gives its parameter (`hlo::sharding`), and each result is put back together
+//! from the devices' shards, so the engine sees global arrays as from one device.
 //!
 //! It speaks the Python worker's protocol (`harness/engine/src/protocol.rs`: framed JSON header
 //! and raw buffers; `hello`, `stage`, `result` messages), so the engine's pool isolates it the
@@ -21,6 +27,7 @@ mod options;
 mod pjrt;
 
 use engine::protocol::{Frame, FrameError, DEFAULT_MAX_FRAME};
+use hlo::sharding::DeviceSplit;
 use hlo::{Module, Opcode, Shape};
 use pjrt::{Executable, PjrtError, Plugin};
 use prost::Message;
@@ -69,6 +76,15 @@ struct Kept {
     exe: Executable<'static>,
     params: Vec<hlo::ArrayShape>,
     result: Shape,
+    spmd: Option<Spmd>,
+}
+
+/// How an SPMD program's global arrays lie on its devices: each parameter's split and each
+/// result leaf's, as XLA's compiled program shards them.
+struct Spmd {
+    partitions: usize,
+    params: Vec<DeviceSplit>,
+    results: Vec<DeviceSplit>,
 }
 
 struct Worker {
@@ -84,6 +100,12 @@ fn main() {
         .position(|a| a == "--plugin")
         .and_then(|i| args.get(i + 1))
         .map(PathBuf::from);
+    let devices: usize = args
+        .iter()
+        .position(|a| a == "--devices")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1);
     // The protocol gets its own copy of stdout; fd 1 then points at stderr, so whatever the
     // plugin prints cannot corrupt the frames.
     // SAFETY: dup/dup2 on the process's own standard descriptors.
@@ -97,7 +119,7 @@ fn main() {
         let _ = hello_failure(&mut out, "no --plugin PATH given".into());
         std::process::exit(2);
     };
-    let plugin = match Plugin::open(&plugin_path) {
+    let plugin = match Plugin::open(&plugin_path, devices) {
         Ok(p) => Box::leak(Box::new(p)),
         Err(e) => {
             let _ = hello_failure(&mut out, e);
@@ -118,7 +140,7 @@ fn main() {
         "platform_version": plugin.platform_version,
         "pjrt_api_version": format!("{}.{}", plugin.api_version.0, plugin.api_version.1),
         "plugin_attributes": attrs,
-        "devices": [plugin.platform.clone()],
+        "devices": vec![plugin.platform.clone(); plugin.devices.len()],
         "worker": env!("CARGO_PKG_VERSION"),
     });
     if Frame::new(hello, vec![]).write_to(&mut out).is_err() {
@@ -226,7 +248,7 @@ impl Worker {
             if let Some(k) = self.kept.iter().position(|e| e.key == key) {
                 let e = self.kept.remove(k);
                 timings.insert("cached".into(), json!(1));
-                let r = self.execute(&e.exe, &e.params, &e.result, h, &req.buffers, timings);
+                let r = self.execute(&e, h, &req.buffers, timings);
                 self.kept.push(e);
                 return r.map(|(mut hd, b)| {
                     hd["kept"] = json!(true);
@@ -316,16 +338,47 @@ impl Worker {
         }
         let before_files = list(dump_dir.as_deref());
 
+        let partitions = opts
+            .get("num_partitions")
+            .and_then(Value::as_u64)
+            .unwrap_or(1) as usize;
+        if partitions > self.plugin.devices.len() {
+            return Err(fail(
+                "unsupported",
+                "compile",
+                format!(
+                    "an SPMD program on {partitions} devices; this worker has {}",
+                    self.plugin.devices.len()
+                ),
+            ));
+        }
         self.stage("compile")?;
         let t = Instant::now();
-        let copts = options::compile_options(&opts, dump_dir.as_deref(), &host);
+        let partitioning = options::Partitioning {
+            partitions,
+            shardy: text.contains("sdy."),
+        };
+        let copts = options::compile_options(&opts, dump_dir.as_deref(), &host, partitioning);
         let exe = self
             .plugin
             .compile(&module_bytes, &copts.encode_to_vec())
             .map_err(|e| pjrt_fail("compile", e))?;
+        let spmd = if partitions > 1 {
+            Some(spmd_of(&exe, partitions, &layouts, &result)?)
+        } else {
+            None
+        };
         timings.insert("compile_ms".into(), json!(ms(t)));
 
-        let (mut header, bufs) = self.execute(&exe, &layouts, &result, h, &req.buffers, timings)?;
+        let kept = Kept {
+            key,
+            exe,
+            params: layouts,
+            result,
+            spmd,
+        };
+        let (mut header, bufs) = self.execute(&kept, h, &req.buffers, timings)?;
+        let exe = &kept.exe;
         if flag("return_optimized_hlo") {
             match exe.optimized_program() {
                 Ok((format, bytes))
@@ -337,7 +390,15 @@ impl Worker {
                         hlo::proto::decode_module(&bytes)
                     };
                     match m {
-                        Ok(m) => header["optimized_hlo"] = json!(hlo::print::module_to_string(&m)),
+                        Ok(mut m) => {
+                            // The module config XLA prints in its header: the proto leaves it
+                            // out.
+                            if partitions > 1 && m.num_partitions() == 1 {
+                                m.header_attrs
+                                    .push(("num_partitions".into(), partitions.to_string()));
+                            }
+                            header["optimized_hlo"] = json!(hlo::print::module_to_string(&m))
+                        }
                         Err(e) => {
                             return Err(fail(
                                 "unsupported",
@@ -374,12 +435,7 @@ impl Worker {
         }
         header["kept"] = json!(cacheable);
         if cacheable {
-            self.kept.push(Kept {
-                key,
-                exe,
-                params: layouts,
-                result,
-            });
+            self.kept.push(kept);
             while self.kept.len() > EXECUTABLES_KEPT {
                 self.kept.remove(0);
             }
@@ -389,18 +445,21 @@ impl Worker {
 
     fn execute(
         &mut self,
-        exe: &Executable<'static>,
-        params: &[hlo::ArrayShape],
-        result: &Shape,
+        kept: &Kept,
         h: &Value,
         bufs: &[Vec<u8>],
         mut timings: serde_json::Map<String, Value>,
     ) -> Result<(Value, Vec<Vec<u8>>), Failure> {
+        let (params, result) = (&kept.params, &kept.result);
         check_inputs(params, h, bufs)?;
         self.stage("execute")?;
         let t = Instant::now();
-        let mut args = Vec::with_capacity(params.len());
-        for (p, data) in params.iter().zip(bufs) {
+        let devices = kept.spmd.as_ref().map_or(1, |s| s.partitions);
+        // Per device, its arguments: the whole input, or its shard of it.
+        let mut args: Vec<Vec<_>> = (0..devices)
+            .map(|_| Vec::with_capacity(params.len()))
+            .collect();
+        for (k, (p, data)) in params.iter().zip(bufs).enumerate() {
             let ty = ffi::buffer_type(p.ty.name()).ok_or_else(|| {
                 fail(
                     "unsupported",
@@ -411,26 +470,89 @@ impl Worker {
             let m2m = p.minor_to_major();
             let row_major: Vec<i64> = (0..p.dims.len() as i64).rev().collect();
             let layout = (m2m != row_major).then_some(m2m.as_slice());
-            let packed = pack_input(p.ty, data);
-            args.push(
-                self.plugin
-                    .buffer_from_host(ty, &p.dims, &packed, layout)
-                    .map_err(|e| pjrt_fail("execute", e))?,
-            );
+            for (d, list) in args.iter_mut().enumerate() {
+                let (dims, piece) = match &kept.spmd {
+                    None => (p.dims.clone(), data.clone()),
+                    Some(s) => {
+                        let split = &s.params[k];
+                        let shard = split.shard_dims(&p.dims);
+                        // A device the assignment leaves out gets padding; nothing reads it.
+                        let start = split
+                            .shard_start(d as i64, &p.dims)
+                            .unwrap_or_else(|| p.dims.clone());
+                        let piece =
+                            hlo::sharding::extract(data, &p.dims, p.ty.byte_size(), &start, &shard);
+                        (shard, piece)
+                    }
+                };
+                let packed = pack_input(p.ty, &piece);
+                list.push(
+                    self.plugin
+                        .buffer_from_host(d, ty, &dims, &packed, layout)
+                        .map_err(|e| pjrt_fail("execute", e))?,
+                );
+            }
         }
-        let outs = exe.execute(&args).map_err(|e| pjrt_fail("execute", e))?;
+        let outs = kept
+            .exe
+            .execute(&args)
+            .map_err(|e| pjrt_fail("execute", e))?;
+        let leaves = result_leaves(result);
         let mut descs = Vec::new();
         let mut data = Vec::new();
-        for b in &outs {
-            let ty = b.element_type().map_err(|e| pjrt_fail("execute", e))?;
-            let name = ffi::buffer_type_name(ty).ok_or_else(|| {
-                fail("unsupported", "execute", format!("result buffer type {ty}"))
-            })?;
-            let dims = b.dims().map_err(|e| pjrt_fail("execute", e))?;
-            let bytes = b.to_host(dims.len()).map_err(|e| pjrt_fail("execute", e))?;
-            let ty = hlo::PrimitiveType::from_name(name).expect("a known type name");
-            let n: usize = dims.iter().map(|&d| d.max(0) as usize).product();
-            let bytes = unpack_output(ty, n, bytes).map_err(|m| fail("rejected", "execute", m))?;
+        for k in 0..outs[0].len() {
+            // The leaf's global array: device 0's buffer, or its shards put together.
+            let readers: Vec<i64> = match &kept.spmd {
+                None => vec![0],
+                Some(s) => s.results[k].readers(),
+            };
+            let mut global: Option<(hlo::PrimitiveType, &'static str, Vec<i64>, Vec<u8>)> = None;
+            for d in readers {
+                let b = outs.get(d as usize).and_then(|o| o.get(k)).ok_or_else(|| {
+                    fail(
+                        "rejected",
+                        "execute",
+                        format!("no result {k} from device {d}"),
+                    )
+                })?;
+                let ty = b.element_type().map_err(|e| pjrt_fail("execute", e))?;
+                let name = ffi::buffer_type_name(ty).ok_or_else(|| {
+                    fail("unsupported", "execute", format!("result buffer type {ty}"))
+                })?;
+                let dims = b.dims().map_err(|e| pjrt_fail("execute", e))?;
+                let bytes = b.to_host(dims.len()).map_err(|e| pjrt_fail("execute", e))?;
+                let ty = hlo::PrimitiveType::from_name(name).expect("a known type name");
+                let n: usize = dims.iter().map(|&d| d.max(0) as usize).product();
+                let bytes =
+                    unpack_output(ty, n, bytes).map_err(|m| fail("rejected", "execute", m))?;
+                let Some(s) = &kept.spmd else {
+                    global = Some((ty, name, dims, bytes));
+                    break;
+                };
+                let full = leaves
+                    .get(k)
+                    .map(|a| a.dims.clone())
+                    .unwrap_or_else(|| dims.clone());
+                let split = &s.results[k];
+                if split.shard_dims(&full) != dims {
+                    return Err(fail(
+                        "rejected",
+                        "execute",
+                        format!(
+                            "result {k}'s shard on device {d} is {dims:?}; its sharding makes it {:?}",
+                            split.shard_dims(&full)
+                        ),
+                    ));
+                }
+                let n_full: usize = full.iter().map(|&d| d.max(0) as usize).product();
+                let g = global.get_or_insert_with(|| {
+                    (ty, name, full.clone(), vec![0u8; n_full * ty.byte_size()])
+                });
+                let start = split.shard_start(d, &full).unwrap_or_default();
+                hlo::sharding::insert(&mut g.3, &full, ty.byte_size(), &start, &dims, &bytes);
+            }
+            let (_, name, dims, bytes) = global
+                .ok_or_else(|| fail("rejected", "execute", format!("result {k} has no device")))?;
             descs.push(json!({"dtype": name, "dims": dims}));
             data.push(bytes);
         }
@@ -444,6 +566,95 @@ impl Worker {
         });
         Ok((header, data))
     }
+}
+
+/// The array leaves of a result shape, in order.
+fn result_leaves(s: &Shape) -> Vec<hlo::ArrayShape> {
+    match s {
+        Shape::Array(a) => vec![a.clone()],
+        Shape::Tuple(t) => t.iter().flat_map(result_leaves).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The splits of an SPMD program's parameters and result leaves, as XLA's compiled program
+/// shards them: what the plugin's shardings extension says, else the shardings on the entry of
+/// the module XLA compiled (after sharding propagation and partitioning); replicated where
+/// there is none.
+fn spmd_of(
+    exe: &Executable<'static>,
+    partitions: usize,
+    params: &[hlo::ArrayShape],
+    result: &Shape,
+) -> Result<Spmd, Failure> {
+    let leaves = result_leaves(result);
+    let decode = |b: &Vec<u8>| hlo::proto::OpSharding::decode(b.as_slice()).ok();
+    let (param_shardings, result_shardings) = match exe
+        .shardings()
+        .map_err(|e| pjrt_fail("compile", e))?
+    {
+        Some((p, o)) if p.len() == params.len() && o.len() == leaves.len() => (
+            p.iter().map(decode).collect::<Vec<_>>(),
+            o.iter().map(decode).collect::<Vec<_>>(),
+        ),
+        _ => {
+            let (format, bytes) = exe
+                .optimized_program()
+                .map_err(|e| pjrt_fail("compile", e))?;
+            let proto = match format.as_str() {
+                "hlo_with_config" => hlo::proto::HloModuleProtoWithConfig::decode(bytes.as_slice())
+                    .ok()
+                    .and_then(|p| p.hlo_module),
+                "hlo" | "" => hlo::proto::HloModuleProto::decode(bytes.as_slice()).ok(),
+                _ => None,
+            }
+            .ok_or_else(|| {
+                fail(
+                    "unsupported",
+                    "compile",
+                    format!(
+                        "the compiled SPMD program's shardings cannot be read (format {format:?})"
+                    ),
+                )
+            })?;
+            let (p, root) = hlo::sharding::entry_shardings(&proto);
+            let o = hlo::sharding::leaf_shardings(root.as_ref(), leaves.len());
+            (p, o.into_iter().map(Some).collect())
+        }
+    };
+    let split = |s: Option<&hlo::proto::OpSharding>, rank: usize, what: String| {
+        s.map_or(Ok(DeviceSplit::Replicated), |s| {
+            DeviceSplit::from_proto(s, rank)
+        })
+        .map_err(|m| fail("unsupported", "compile", format!("{what}: {m}")))
+    };
+    let params = params
+        .iter()
+        .enumerate()
+        .map(|(k, p)| {
+            split(
+                param_shardings.get(k).and_then(Option::as_ref),
+                p.dims.len(),
+                format!("parameter {k}"),
+            )
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let results = leaves
+        .iter()
+        .enumerate()
+        .map(|(k, a)| {
+            split(
+                result_shardings.get(k).and_then(Option::as_ref),
+                a.dims.len(),
+                format!("result {k}"),
+            )
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Spmd {
+        partitions,
+        params,
+        results,
+    })
 }
 
 /// Makes every tuple-shaped entry parameter a `tuple` of new parameters, one per array leaf

@@ -1,5 +1,5 @@
 //! The `CompileOptionsProto` a compile gets (xla/pjrt/proto/compile_options.proto; field numbers
-//! are facts of that file): one replica, one partition, the entry computation's layouts as the
+//! are facts of that file): one replica, one partition or SPMD partitions, the entry computation's layouts as the
 //! argument and result layouts, and every per-compile DebugOptions field as an
 //! `env_option_overrides` entry (XLA applies them by field name on top of its defaults and
 //! `XLA_FLAGS`; a repeated field such as `xla_disable_hlo_passes` takes a comma-separated list).
@@ -36,6 +36,40 @@ pub struct ExecutableBuildOptionsProto {
     pub num_replicas: i64,
     #[prost(int64, tag = "5")]
     pub num_partitions: i64,
+    #[prost(bool, tag = "6")]
+    pub use_spmd_partitioning: bool,
+    #[prost(message, optional, tag = "9")]
+    pub device_assignment: Option<DeviceAssignmentProto>,
+    #[prost(bool, tag = "19")]
+    pub use_shardy_partitioner: bool,
+}
+
+/// `xla.DeviceAssignmentProto` (xla/xla_data.proto): for each computation (partition), the
+/// device of each replica.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct DeviceAssignmentProto {
+    #[prost(int32, tag = "1")]
+    pub replica_count: i32,
+    #[prost(int32, tag = "2")]
+    pub computation_count: i32,
+    #[prost(message, repeated, tag = "3")]
+    pub computation_devices: Vec<ComputationDevice>,
+}
+
+/// `xla.DeviceAssignmentProto.ComputationDevice`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ComputationDevice {
+    #[prost(int64, repeated, tag = "1")]
+    pub replica_device_ids: Vec<i64>,
+}
+
+/// How a compile partitions the program: one partition, or SPMD partitioning over devices
+/// `0..partitions` (one replica), by Shardy when the module carries Shardy shardings (a module
+/// jax wrote), else by GSPMD (its `sharding=` attributes), as the Python worker compiles them.
+#[derive(Clone, Copy, Debug)]
+pub struct Partitioning {
+    pub partitions: usize,
+    pub shardy: bool,
 }
 
 /// `xla.OptionOverrideProto`: one DebugOptions field's value, by the field's name.
@@ -63,6 +97,7 @@ pub fn compile_options(
     opts: &Value,
     dump_to: Option<&Path>,
     host: &ProgramShapeProto,
+    partitioning: Partitioning,
 ) -> CompileOptionsProto {
     let mut overrides = std::collections::BTreeMap::new();
     let mut set = |k: &str, v: OptionValue| {
@@ -108,7 +143,18 @@ pub fn compile_options(
             device_ordinal: -1,
             result_layout: host.result.clone(),
             num_replicas: 1,
-            num_partitions: 1,
+            num_partitions: partitioning.partitions.max(1) as i64,
+            use_spmd_partitioning: partitioning.partitions > 1,
+            device_assignment: (partitioning.partitions > 1).then(|| DeviceAssignmentProto {
+                replica_count: 1,
+                computation_count: partitioning.partitions as i32,
+                computation_devices: (0..partitioning.partitions as i64)
+                    .map(|d| ComputationDevice {
+                        replica_device_ids: vec![d],
+                    })
+                    .collect(),
+            }),
+            use_shardy_partitioner: partitioning.partitions > 1 && partitioning.shardy,
         }),
         env_option_overrides: overrides,
     }

@@ -12,7 +12,8 @@ pub struct Plugin {
     _lib: libloading::Library,
     api: *const ffi::ApiHead,
     pub client: *mut ffi::Client,
-    pub device: *mut ffi::Device,
+    /// The client's addressable devices, in its order (on XLA CPU, device `k` has id `k`).
+    pub devices: Vec<*mut ffi::Device>,
     pub api_version: (i32, i32),
     pub platform: String,
     pub platform_version: String,
@@ -26,8 +27,9 @@ pub struct PjrtError {
 }
 
 impl Plugin {
-    /// Loads the plugin, initializes it and creates a client with its first addressable device.
-    pub fn open(path: &Path) -> Result<Plugin, String> {
+    /// Loads the plugin, initializes it and creates a client; with `devices` above 1, a client
+    /// of that many devices (the CPU client's `cpu_device_count` create option).
+    pub fn open(path: &Path, devices: usize) -> Result<Plugin, String> {
         // SAFETY: loading a shared library runs its initializers; a PJRT plugin is meant to be
         // loaded this way, and this process exists to contain whatever it does.
         let lib = unsafe { libloading::Library::new(path) }
@@ -46,7 +48,7 @@ impl Plugin {
             _lib: lib,
             api,
             client: std::ptr::null_mut(),
-            device: std::ptr::null_mut(),
+            devices: Vec::new(),
             api_version: (head.major_version, head.minor_version),
             platform: String::new(),
             platform_version: String::new(),
@@ -77,7 +79,21 @@ impl Plugin {
                 p.attributes.push((name, value));
             }
         }
+        let count_name = b"cpu_device_count";
+        let count = ffi::NamedValue {
+            struct_size: std::mem::size_of::<ffi::NamedValue>(),
+            extension_start: std::ptr::null_mut(),
+            name: count_name.as_ptr(),
+            name_size: count_name.len(),
+            value_type: 1,
+            value: devices as u64,
+            value_size: 1,
+        };
         let mut create = ffi::ClientCreateArgs::new();
+        if devices > 1 {
+            create.create_options = &count;
+            create.num_options = 1;
+        }
         p.call(f::CLIENT_CREATE, &mut *create)
             .map_err(|e| format!("PJRT_Client_Create: {}", e.message))?;
         p.client = create.client;
@@ -102,8 +118,29 @@ impl Plugin {
             ));
         }
         // SAFETY: `num_devices` entries, owned by the client.
-        p.device = unsafe { *devs.devices };
+        p.devices = unsafe { std::slice::from_raw_parts(devs.devices, devs.num_devices) }.to_vec();
+        if p.devices.len() < devices {
+            return Err(format!(
+                "the {} client has {} devices, {devices} were asked for",
+                p.platform,
+                p.devices.len()
+            ));
+        }
         Ok(p)
+    }
+
+    /// The extension of `extension_type` the plugin offers, if any.
+    fn extension(&self, extension_type: i32) -> Option<*const ffi::ExtensionBase> {
+        // SAFETY: the table and its extension chain live as long as the library.
+        let mut e = unsafe { (*self.api).extension_start } as *const ffi::ExtensionBase;
+        while !e.is_null() {
+            let base = unsafe { &*e };
+            if base.extension_type == extension_type {
+                return Some(e);
+            }
+            e = base.next;
+        }
+        None
     }
 
     fn fn_at(&self, index: usize) -> Option<*const c_void> {
@@ -202,10 +239,12 @@ impl Plugin {
         })
     }
 
-    /// A device buffer holding `data` (row-major, dense) of type `ty` and `dims`, laid out on
-    /// the device as `m2m` says (`None`: the default layout).
+    /// A buffer on device `device` (an index into [`Plugin::devices`]) holding `data`
+    /// (row-major, dense) of type `ty` and `dims`, laid out on the device as `m2m` says
+    /// (`None`: the default layout).
     pub fn buffer_from_host(
         &self,
+        device: usize,
         ty: i32,
         dims: &[i64],
         data: &[u8],
@@ -219,7 +258,7 @@ impl Plugin {
         a.dims = dims.as_ptr();
         a.num_dims = dims.len();
         a.host_buffer_semantics = 0; // kImmutableOnlyDuringCall
-        a.device = self.device;
+        a.device = self.devices[device];
         if let Some(l) = layout.as_mut() {
             a.device_layout = &mut **l;
         }
@@ -326,6 +365,59 @@ impl<'a> Executable<'a> {
         })
     }
 
+    /// The shardings XLA's compiled SPMD program gives its parameters and its outputs (the
+    /// plugin's shardings extension; serialized `xla.OpSharding`s), `None` where the plugin does
+    /// not say.
+    pub fn shardings(&self) -> Result<Option<(Vec<Vec<u8>>, Vec<Vec<u8>>)>, PjrtError> {
+        let Some(ext) = self.plugin.extension(ffi::EXTENSION_SHARDINGS) else {
+            return Ok(None);
+        };
+        // SAFETY: the extension is `PJRT_Shardings_Extension`: its base, then two function
+        // pointers, present when its size covers them.
+        let base = unsafe { &*ext };
+        let head = std::mem::size_of::<ffi::ExtensionBase>();
+        if base.struct_size < head + 16 {
+            return Ok(None);
+        }
+        let fns = unsafe { (ext as *const u8).add(head) as *const Option<ArgFn> };
+        let (params_fn, outputs_fn) = unsafe { (*fns, *fns.add(1)) };
+        let (Some(params_fn), Some(outputs_fn)) = (params_fn, outputs_fn) else {
+            return Ok(None);
+        };
+        self.with_executable(|e| {
+            let read = |f: ArgFn| -> Result<Option<Vec<Vec<u8>>>, PjrtError> {
+                let mut a = ffi::ExecutableShardingsArgs::new();
+                a.executable = e;
+                // SAFETY: the plugin's function with its argument struct.
+                let err = unsafe { f(&mut *a as *mut ffi::ExecutableShardingsArgs as *mut c_void) };
+                if !err.is_null() {
+                    return Err(self.plugin.take_error(err));
+                }
+                if a.shardings.is_null() || a.sharding_sizes.is_null() {
+                    return Ok(None);
+                }
+                // SAFETY: `num` serialized protos with their sizes, owned by the executable.
+                Ok(Some(
+                    (0..a.num)
+                        .map(|k| unsafe {
+                            let p = *a.shardings.add(k);
+                            let n = *a.sharding_sizes.add(k);
+                            if p.is_null() {
+                                Vec::new()
+                            } else {
+                                std::slice::from_raw_parts(p, n).to_vec()
+                            }
+                        })
+                        .collect(),
+                ))
+            };
+            match (read(params_fn)?, read(outputs_fn)?) {
+                (Some(p), Some(o)) => Ok(Some((p, o))),
+                _ => Ok(None),
+            }
+        })
+    }
+
     /// The optimized module, as the plugin serializes it (format and bytes).
     pub fn optimized_program(&self) -> Result<(String, Vec<u8>), PjrtError> {
         self.with_executable(|e| {
@@ -345,33 +437,50 @@ impl<'a> Executable<'a> {
         })
     }
 
-    /// Runs on the plugin's device with `args`; the output buffers, one per result leaf of the
+    /// Runs on the first devices, one per argument list (the executable's devices in order),
+    /// each with its `args`; per device, the output buffers, one per result leaf of the
     /// top-level tuple (or the one array).
-    pub fn execute(&self, args: &[DeviceBuffer<'a>]) -> Result<Vec<DeviceBuffer<'a>>, PjrtError> {
+    pub fn execute(
+        &self,
+        args: &[Vec<DeviceBuffer<'a>>],
+    ) -> Result<Vec<Vec<DeviceBuffer<'a>>>, PjrtError> {
         let n_out = self.num_outputs()?;
-        let arg_ptrs: Vec<*mut ffi::Buffer> = args.iter().map(|b| b.buffer).collect();
-        let arg_list: [*const *mut ffi::Buffer; 1] = [arg_ptrs.as_ptr()];
-        let mut outs: Vec<*mut ffi::Buffer> = vec![std::ptr::null_mut(); n_out.max(1)];
-        let out_list: [*mut *mut ffi::Buffer; 1] = [outs.as_mut_ptr()];
-        let mut events: [*mut ffi::Event; 1] = [std::ptr::null_mut()];
+        let n_dev = args.len();
+        let arg_ptrs: Vec<Vec<*mut ffi::Buffer>> = args
+            .iter()
+            .map(|l| l.iter().map(|b| b.buffer).collect())
+            .collect();
+        let arg_lists: Vec<*const *mut ffi::Buffer> = arg_ptrs.iter().map(|l| l.as_ptr()).collect();
+        let mut outs: Vec<Vec<*mut ffi::Buffer>> =
+            vec![vec![std::ptr::null_mut(); n_out.max(1)]; n_dev];
+        let out_lists: Vec<*mut *mut ffi::Buffer> =
+            outs.iter_mut().map(|l| l.as_mut_ptr()).collect();
+        let mut events: Vec<*mut ffi::Event> = vec![std::ptr::null_mut(); n_dev];
         let mut opts = ffi::ExecuteOptions::new();
         let mut a = ffi::LoadedExecutableExecuteArgs::new();
         a.executable = self.loaded;
         a.options = &mut *opts;
-        a.argument_lists = arg_list.as_ptr();
-        a.num_devices = 1;
-        a.num_args = arg_ptrs.len();
-        a.output_lists = out_list.as_ptr();
+        a.argument_lists = arg_lists.as_ptr();
+        a.num_devices = n_dev;
+        a.num_args = arg_ptrs.first().map_or(0, Vec::len);
+        a.output_lists = out_lists.as_ptr();
         a.device_complete_events = events.as_mut_ptr();
         self.plugin.call(f::LOADED_EXECUTABLE_EXECUTE, &mut *a)?;
-        let buffers: Vec<DeviceBuffer<'a>> = outs[..n_out]
+        let buffers: Vec<Vec<DeviceBuffer<'a>>> = outs
             .iter()
-            .map(|&b| DeviceBuffer {
-                plugin: self.plugin,
-                buffer: b,
+            .map(|l| {
+                l[..n_out]
+                    .iter()
+                    .map(|&b| DeviceBuffer {
+                        plugin: self.plugin,
+                        buffer: b,
+                    })
+                    .collect()
             })
             .collect();
-        self.plugin.await_event(events[0])?;
+        for e in events {
+            self.plugin.await_event(e)?;
+        }
         Ok(buffers)
     }
 }
