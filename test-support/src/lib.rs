@@ -45,6 +45,21 @@ pub fn need_xla() -> bool {
     true
 }
 
+/// [`need_xla`] for a test that runs the `pjrt` backend: then the PJRT plugin at `plugin` (the
+/// engine's `default_pjrt_plugin`: what `scripts/setup` installs, or `HLO_DIFF_PJRT_PLUGIN`)
+/// must be there.
+pub fn need_pjrt_plugin(plugin: &std::path::Path) -> bool {
+    if !need_xla() {
+        return false;
+    }
+    assert!(
+        plugin.is_file(),
+        "no PJRT plugin at {}: run scripts/setup or set HLO_DIFF_PJRT_PLUGIN",
+        plugin.display()
+    );
+    true
+}
+
 /// A path under the repository's `corpora/`.
 pub fn corpora(rel: &str) -> PathBuf {
     repo_root().join("corpora").join(rel)

@@ -13,16 +13,7 @@ fn hlo_diff() -> Command {
 }
 
 fn need_pjrt() -> bool {
-    if !test_support::need_xla() {
-        return false;
-    }
-    let plugin = engine::worker::default_pjrt_plugin();
-    assert!(
-        plugin.is_file(),
-        "no PJRT plugin at {}: run scripts/setup",
-        plugin.display()
-    );
-    true
+    test_support::need_pjrt_plugin(&engine::worker::default_pjrt_plugin())
 }
 
 const TEXT: &str =

@@ -1754,11 +1754,40 @@ fn search_words(s: &DisableSearch, goal: &str) -> String {
     out
 }
 
-/// The conclusion of a compile or run that gave no result.
-/// The XLA source location a failure message names first (a CHECK's `file.cc:123]`, a
-/// RET_CHECK's `(xla/service/x.cc:123)`), from `xla/` on when the path has it, else the file
-/// name: the same check is the same place in any build directory.
+/// The XLA source location a failure message names (a CHECK's `file.cc:123]`, a RET_CHECK's
+/// `(xla/service/x.cc:123)`), from `xla/` on when the path has it, else the file name: the same
+/// check is the same place in any build directory. It is read from the line that says most
+/// specifically what went wrong (`engine::backend::failure_line_rank`: a failed CHECK before any
+/// other fatal line), else the first location in the message; a warning XLA logged before it
+/// died (`W1207 ... sharding_propagation.cc:3197] ...`) names no check.
 pub fn check_site(message: &str) -> Option<String> {
+    let fatal = message
+        .lines()
+        .filter_map(|l| engine::backend::failure_line_rank(l).map(|r| (r, l)))
+        .min_by_key(|(r, _)| *r);
+    fatal
+        .and_then(|(_, l)| first_source_location(l))
+        .or_else(|| {
+            message
+                .lines()
+                .filter(|l| !is_log_line_below_fatal(l))
+                .find_map(first_source_location)
+        })
+}
+
+/// An info, warning or error line of XLA's logging (`I1207`, `W1207`, `E1207`, then a time).
+fn is_log_line_below_fatal(l: &str) -> bool {
+    let mut words = l.split_whitespace();
+    let (Some(date), Some(time)) = (words.next(), words.next()) else {
+        return false;
+    };
+    date.len() == 5
+        && matches!(date.as_bytes()[0], b'I' | b'W' | b'E')
+        && date[1..].bytes().all(|b| b.is_ascii_digit())
+        && time.contains(':')
+}
+
+fn first_source_location(message: &str) -> Option<String> {
     let bytes = message.as_bytes();
     let mut from = 0;
     while let Some(k) = message[from..].find(':').map(|k| k + from) {
@@ -1922,6 +1951,16 @@ mod tests {
             Some("xla/hlo/ir/hlo_instructions.h:1021")
         );
         assert_eq!(check_site("operand 0 at 12:3 is f32[4]"), None);
+        // A warning logged before the CHECK names no check.
+        assert_eq!(
+            check_site(
+                "W0000 00:00:1796680401.119566   32596 sharding_propagation.cc:3197] GSPMD sharding propagation is going to be deprecated\n\
+                 F0000 00:00:1796680401.133040   32596 spmd_partitioner_util.h:118] Check failed: ShapeUtil::IsScalarWithElementType(value.shape(), primitive_type)\n\
+                 *** Check failure stack trace: ***"
+            )
+            .as_deref(),
+            Some("spmd_partitioner_util.h:118")
+        );
         assert_eq!(check_site("no location here"), None);
     }
 

@@ -135,17 +135,7 @@ pub fn write_fast_min_max_gen_config(dir: &std::path::Path) -> std::path::PathBu
     path
 }
 
-/// Whether the tests may run XLA (`test_support::need_xla`); then the PJRT plugin
-/// `scripts/setup` installs (or `HLO_DIFF_PJRT_PLUGIN`) must be there.
+/// Whether the tests may run XLA and the `pjrt` backend (`test_support::need_pjrt_plugin`).
 pub fn need_pjrt() -> bool {
-    if !test_support::need_xla() {
-        return false;
-    }
-    let plugin = engine::worker::default_pjrt_plugin();
-    assert!(
-        plugin.is_file(),
-        "no PJRT plugin at {}: run scripts/setup or set HLO_DIFF_PJRT_PLUGIN",
-        plugin.display()
-    );
-    true
+    test_support::need_pjrt_plugin(&engine::worker::default_pjrt_plugin())
 }

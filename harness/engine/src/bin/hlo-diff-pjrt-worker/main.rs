@@ -628,28 +628,22 @@ fn spmd_of(
         })
         .map_err(|m| fail("unsupported", "compile", format!("{what}: {m}")))
     };
-    let params = params
-        .iter()
-        .enumerate()
-        .map(|(k, p)| {
-            split(
-                param_shardings.get(k).and_then(Option::as_ref),
-                p.dims.len(),
-                format!("parameter {k}"),
-            )
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    let results = leaves
-        .iter()
-        .enumerate()
-        .map(|(k, a)| {
-            split(
-                result_shardings.get(k).and_then(Option::as_ref),
-                a.dims.len(),
-                format!("result {k}"),
-            )
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    let splits =
+        |shardings: &[Option<hlo::proto::OpSharding>], shapes: &[hlo::ArrayShape], what: &str| {
+            shapes
+                .iter()
+                .enumerate()
+                .map(|(k, a)| {
+                    split(
+                        shardings.get(k).and_then(Option::as_ref),
+                        a.dims.len(),
+                        format!("{what} {k}"),
+                    )
+                })
+                .collect::<Result<Vec<_>, _>>()
+        };
+    let params = splits(&param_shardings, params, "parameter")?;
+    let results = splits(&result_shardings, &leaves, "result")?;
     Ok(Spmd {
         partitions,
         params,
