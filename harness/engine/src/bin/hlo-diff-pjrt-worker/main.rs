@@ -472,7 +472,7 @@ impl Worker {
             let layout = (m2m != row_major).then_some(m2m.as_slice());
             for (d, list) in args.iter_mut().enumerate() {
                 let (dims, piece) = match &kept.spmd {
-                    None => (p.dims.clone(), data.clone()),
+                    None => (p.dims.clone(), std::borrow::Cow::Borrowed(data.as_slice())),
                     Some(s) => {
                         let split = &s.params[k];
                         let shard = split.shard_dims(&p.dims);
@@ -482,7 +482,7 @@ impl Worker {
                             .unwrap_or_else(|| p.dims.clone());
                         let piece =
                             hlo::sharding::extract(data, &p.dims, p.ty.byte_size(), &start, &shard);
-                        (shard, piece)
+                        (shard, std::borrow::Cow::Owned(piece))
                     }
                 };
                 let packed = pack_input(p.ty, &piece);
